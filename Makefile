@@ -1,0 +1,43 @@
+# Everything runs inside .venv, made on first use. The venv sees the system's site-packages so a
+# CUDA build of torch that a user already has is kept; where no torch is importable, the CPU build
+# named by TORCH is installed first, so pip never resolves a bare `torch` to the CUDA wheels.
+PYTHON ?= python3
+VENV ?= .venv
+TORCH ?= torch==2.13.0
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install test test-all demo bench lint format clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv --system-site-packages $(VENV)
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install "$(TORCH)"
+	$(PY) -m pip install -e '.[dev]'
+	touch $(STAMP)
+
+test: install
+	$(PY) -m pytest -q
+
+test-all: install
+	$(PY) -m pytest -q -m ''
+
+demo: install
+	$(VENV)/bin/crftag train configs/sample.yaml -o runs/sample
+	$(VENV)/bin/crftag eval data/ner_sample.dev.conll -m runs/sample
+	$(VENV)/bin/crftag predict -m runs/sample --format conll < data/sentences.txt
+
+bench: install
+	$(PY) benchmarks/run_all.py
+
+lint: install
+	$(PY) -m ruff format --check crftag tests benchmarks
+	$(PY) -m ruff check crftag tests benchmarks
+
+format: install
+	$(PY) -m ruff format crftag tests benchmarks
+	$(PY) -m ruff check --fix crftag tests benchmarks
+
+clean:
+	rm -rf $(VENV) runs build *.egg-info

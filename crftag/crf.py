@@ -1,0 +1,271 @@
+"""A batched linear-chain conditional random field, in log space.
+
+Pure tensor math: no I/O, no vocabulary, no device choice. All inputs are batch-first.
+
+Notation, used by every method:
+    B  batch size, T  padded length, K  number of tags
+    emissions  (B, T, K) float: score of tag k at position t (from the encoder)
+    tags       (B, T) long: a tag sequence, any value where masked
+    mask       (B, T) bool: true on a prefix of each row, at least one true per row
+
+The score of a tag sequence y_1..y_n of a sentence of length n is
+
+    start[y_1] + sum_t emissions[t, y_t] + sum_{t>1} transitions[y_{t-1}, y_t] + end[y_n]
+
+with one transition convention throughout: ``transitions[i, j]`` scores tag i followed by tag j.
+The model is p(y | x) = exp(score(y)) / Z, with log Z computed by the forward algorithm.
+
+Transitions that can never occur (for example ``O -> I-PER`` in IOB2) are given by a boolean
+``allowed`` buffer and applied as ``-inf`` in one place, :meth:`CRF.potentials`; there are no
+START/STOP pseudo-tags and no -10000 sentinels.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+__all__ = ["CRF"]
+
+
+def _logsumexp(scores: torch.Tensor, dim: int) -> torch.Tensor:
+    """``torch.logsumexp`` whose gradient is 0, not NaN, where every input is ``-inf``.
+
+    Forbidden transitions make whole columns ``-inf`` (a tag no allowed tag can reach); the plain
+    logsumexp then back-propagates ``exp(-inf - -inf) = nan``. Shifting by a finite maximum keeps
+    the value ``-inf`` and the gradient zero.
+    """
+    maximum = scores.amax(dim=dim, keepdim=True).detach()
+    maximum = torch.where(torch.isfinite(maximum), maximum, torch.zeros_like(maximum))
+    return (scores - maximum).exp().sum(dim).log() + maximum.squeeze(dim)
+
+
+class CRF(nn.Module):
+    """Linear-chain CRF over ``num_tags`` tags.
+
+    Parameters:
+        transitions        (K, K): ``transitions[i, j]`` is the score of tag i followed by tag j
+        start_transitions  (K,):   score of starting a sentence with each tag
+        end_transitions    (K,):   score of ending a sentence with each tag
+
+    Buffers (constraints; all true means unconstrained):
+        allowed        (K, K) bool: may tag i be followed by tag j
+        allowed_start  (K,) bool:   may a sentence start with tag k
+        allowed_end    (K,) bool:   may a sentence end with tag k
+    """
+
+    def __init__(
+        self,
+        num_tags: int,
+        *,
+        allowed: torch.Tensor | None = None,
+        allowed_start: torch.Tensor | None = None,
+        allowed_end: torch.Tensor | None = None,
+    ) -> None:
+        super().__init__()
+        if num_tags < 1:
+            raise ValueError(f"expected num_tags >= 1, got {num_tags}")
+        self.num_tags = num_tags
+        self.transitions = nn.Parameter(torch.empty(num_tags, num_tags))
+        self.start_transitions = nn.Parameter(torch.empty(num_tags))
+        self.end_transitions = nn.Parameter(torch.empty(num_tags))
+        self.register_buffer("allowed", _bool_buffer(allowed, (num_tags, num_tags), "allowed"))
+        self.register_buffer(
+            "allowed_start", _bool_buffer(allowed_start, (num_tags,), "allowed_start")
+        )
+        self.register_buffer("allowed_end", _bool_buffer(allowed_end, (num_tags,), "allowed_end"))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        nn.init.uniform_(self.transitions, -0.1, 0.1)
+        nn.init.uniform_(self.start_transitions, -0.1, 0.1)
+        nn.init.uniform_(self.end_transitions, -0.1, 0.1)
+
+    def extra_repr(self) -> str:
+        return f"num_tags={self.num_tags}"
+
+    # ----------------------------------------------------------------------------------------
+    # The potentials with constraints applied: the one place where forbidden moves become -inf.
+
+    def potentials(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Return (transitions (K, K), start (K,), end (K,)) with forbidden entries set to -inf."""
+        minus_inf = float("-inf")
+        transitions = self.transitions.masked_fill(~self.allowed, minus_inf)
+        start = self.start_transitions.masked_fill(~self.allowed_start, minus_inf)
+        end = self.end_transitions.masked_fill(~self.allowed_end, minus_inf)
+        return transitions, start, end
+
+    # ----------------------------------------------------------------------------------------
+    # Public API
+
+    def log_partition(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """log Z for each sentence by the forward algorithm. Returns (B,)."""
+        self._validate(emissions, mask)
+        alphas = self._forward_alphas(emissions, mask)
+        _, _, end = self.potentials()
+        last = _last_index(mask)
+        final = alphas.gather(1, last.view(-1, 1, 1).expand(-1, 1, self.num_tags)).squeeze(1)
+        return _logsumexp(final + end, dim=1)
+
+    def score(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Unnormalised log score of the given tag sequences. Returns (B,)."""
+        self._validate(emissions, mask, tags)
+        transitions, start, end = self.potentials()
+        tags = tags.masked_fill(~mask, 0)
+        maskf = mask.to(emissions.dtype)
+        emitted = emissions.gather(2, tags.unsqueeze(2)).squeeze(2)  # (B, T)
+        total = (emitted * maskf).sum(1) + start[tags[:, 0]]
+        if tags.size(1) > 1:
+            moved = transitions[tags[:, :-1], tags[:, 1:]]  # (B, T-1)
+            # Multiplying -inf by a 0 mask gives nan, so padded moves are selected away instead.
+            total = total + torch.where(mask[:, 1:], moved, torch.zeros_like(moved)).sum(1)
+        last_tags = tags.gather(1, _last_index(mask).unsqueeze(1)).squeeze(1)
+        return total + end[last_tags]
+
+    def nll(
+        self,
+        emissions: torch.Tensor,
+        tags: torch.Tensor,
+        mask: torch.Tensor,
+        reduction: str = "mean",
+    ) -> torch.Tensor:
+        """Negative log-likelihood -log p(tags | emissions), >= 0.
+
+        reduction: 'none' (B,), 'sum' (), 'mean' over sentences (), or 'token_mean' over
+        unmasked tokens ().
+        """
+        if reduction not in ("none", "sum", "mean", "token_mean"):
+            raise ValueError(
+                f"expected reduction in none|sum|mean|token_mean, got {reduction!r}"
+            )
+        losses = self.log_partition(emissions, mask) - self.score(emissions, tags, mask)
+        if reduction == "none":
+            return losses
+        if reduction == "sum":
+            return losses.sum()
+        if reduction == "mean":
+            return losses.mean()
+        return losses.sum() / mask.sum()
+
+    def decode(
+        self, emissions: torch.Tensor, mask: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Viterbi: the highest-scoring tag sequence of each sentence.
+
+        Returns tags (B, T) long with 0 where masked, and their scores (B,).
+        """
+        self._validate(emissions, mask)
+        transitions, start, end = self.potentials()
+        batch_size, length, num_tags = emissions.shape
+        best = start + emissions[:, 0]  # (B, K): best score of a path ending in each tag
+        # A padded step keeps its tag: the identity back-pointer lets the backtrace pass through.
+        identity = torch.arange(num_tags, device=emissions.device).expand(batch_size, num_tags)
+        backpointers = []
+        for t in range(1, length):
+            candidates = best.unsqueeze(2) + transitions  # (B, K from, K to)
+            step_best, step_from = candidates.max(dim=1)  # (B, K)
+            active = mask[:, t].unsqueeze(1)
+            best = torch.where(active, step_best + emissions[:, t], best)
+            backpointers.append(torch.where(active, step_from, identity))
+        scores, last_tag = (best + end).max(dim=1)  # (B,)
+        path = [last_tag]
+        for pointers in reversed(backpointers):
+            last_tag = pointers.gather(1, last_tag.unsqueeze(1)).squeeze(1)
+            path.append(last_tag)
+        path.reverse()
+        tags = torch.stack(path, dim=1).masked_fill(~mask, 0)
+        return tags, scores
+
+    def marginals(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """p(y_t = k | x) for every position by forward-backward. Returns (B, T, K), 0 where masked."""
+        self._validate(emissions, mask)
+        alphas = self._forward_alphas(emissions, mask, normalize=True)
+        betas = self._backward_betas(emissions, mask, normalize=True)
+        # alpha_t(k) + beta_t(k) - log Z is the log marginal; log Z is the same at every t, so a
+        # softmax over k gives it exactly, whatever per-step constants the recursions dropped.
+        probabilities = torch.softmax(alphas + betas, dim=2)
+        return probabilities * mask.unsqueeze(2).to(emissions.dtype)
+
+    # ----------------------------------------------------------------------------------------
+    # The two recursions
+
+    def _forward_alphas(
+        self, emissions: torch.Tensor, mask: torch.Tensor, normalize: bool = False
+    ) -> torch.Tensor:
+        """alphas[b, t, k]: log-sum of the scores of all prefixes y_1..y_t with y_t = k.
+
+        Returns (B, T, K); past a sentence's end the last value is carried forward. With
+        ``normalize`` each step is shifted to log-sum to 0 (the scaled forward algorithm), which
+        keeps float32 precise over thousands of steps; only ratios over k are then meaningful.
+        """
+        transitions, start, _ = self.potentials()
+        alpha = start + emissions[:, 0]  # (B, K)
+        alphas = [alpha]
+        for t in range(1, emissions.size(1)):
+            # (B, K from, 1) + (K from, K to) -> sum over from
+            step = _logsumexp(alpha.unsqueeze(2) + transitions, dim=1) + emissions[:, t]
+            if normalize:
+                step = step - _logsumexp(step, dim=1).unsqueeze(1)
+            alpha = torch.where(mask[:, t].unsqueeze(1), step, alpha)
+            alphas.append(alpha)
+        return torch.stack(alphas, dim=1)
+
+    def _backward_betas(
+        self, emissions: torch.Tensor, mask: torch.Tensor, normalize: bool = False
+    ) -> torch.Tensor:
+        """betas[b, t, k]: log-sum of the scores of all suffixes after position t given y_t = k,
+        the end transition included. Returns (B, T, K); meaningless where masked.
+        ``normalize`` as in :meth:`_forward_alphas`.
+        """
+        transitions, _, end = self.potentials()
+        length = emissions.size(1)
+        beta = end.expand(emissions.size(0), -1)  # (B, K)
+        betas = [beta]
+        for t in range(length - 2, -1, -1):
+            # The suffix from t+1 on: (K from, K to) + (B, 1, K to) -> sum over to.
+            step = _logsumexp(transitions + (emissions[:, t + 1] + beta).unsqueeze(1), dim=2)
+            if normalize:
+                step = step - _logsumexp(step, dim=1).unsqueeze(1)
+            # Where t+1 is padding, position t is the last token: only the end transition remains.
+            beta = torch.where(mask[:, t + 1].unsqueeze(1), step, end.expand_as(step))
+            betas.append(beta)
+        betas.reverse()
+        return torch.stack(betas, dim=1)
+
+    # ----------------------------------------------------------------------------------------
+
+    def _validate(
+        self, emissions: torch.Tensor, mask: torch.Tensor, tags: torch.Tensor | None = None
+    ) -> None:
+        if emissions.dim() != 3:
+            raise ValueError(f"expected emissions of shape (B, T, K), got {tuple(emissions.shape)}")
+        if emissions.size(2) != self.num_tags:
+            raise ValueError(
+                f"expected emissions with {self.num_tags} tags, got {emissions.size(2)}"
+            )
+        if emissions.size(1) == 0:
+            raise ValueError("expected at least one time step, got emissions with T = 0")
+        if mask.shape != emissions.shape[:2]:
+            raise ValueError(
+                f"expected mask of shape {tuple(emissions.shape[:2])}, got {tuple(mask.shape)}"
+            )
+        if mask.dtype != torch.bool:
+            raise ValueError(f"expected a bool mask, got {mask.dtype}")
+        if not bool(mask[:, 0].all()):
+            raise ValueError("expected every sentence to have at least one token (mask[:, 0] true)")
+        if tags is not None and tags.shape != mask.shape:
+            raise ValueError(f"expected tags of shape {tuple(mask.shape)}, got {tuple(tags.shape)}")
+
+
+def _last_index(mask: torch.Tensor) -> torch.Tensor:
+    """Index of each row's last true position. mask (B, T) -> (B,) long."""
+    return mask.sum(1) - 1
+
+
+def _bool_buffer(value: torch.Tensor | None, shape: tuple[int, ...], name: str) -> torch.Tensor:
+    if value is None:
+        return torch.ones(shape, dtype=torch.bool)
+    value = torch.as_tensor(value, dtype=torch.bool)
+    if tuple(value.shape) != shape:
+        raise ValueError(f"expected {name} of shape {shape}, got {tuple(value.shape)}")
+    return value.clone()

@@ -107,7 +107,9 @@ class CRF(nn.Module):
         final = alphas.gather(1, last.view(-1, 1, 1).expand(-1, 1, self.num_tags)).squeeze(1)
         return _logsumexp(final + end, dim=1)
 
-    def score(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def score(
+        self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor
+    ) -> torch.Tensor:
         """Unnormalised log score of the given tag sequences. Returns (B,)."""
         self._validate(emissions, mask, tags)
         transitions, start, end = self.potentials()
@@ -135,9 +137,7 @@ class CRF(nn.Module):
         unmasked tokens ().
         """
         if reduction not in ("none", "sum", "mean", "token_mean"):
-            raise ValueError(
-                f"expected reduction in none|sum|mean|token_mean, got {reduction!r}"
-            )
+            raise ValueError(f"expected reduction in none|sum|mean|token_mean, got {reduction!r}")
         losses = self.log_partition(emissions, mask) - self.score(emissions, tags, mask)
         if reduction == "none":
             return losses
@@ -177,7 +177,7 @@ class CRF(nn.Module):
         return tags, scores
 
     def marginals(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """p(y_t = k | x) for every position by forward-backward. Returns (B, T, K), 0 where masked."""
+        """p(y_t = k | x) at every position, by forward-backward. Returns (B, T, K), 0 if masked."""
         self._validate(emissions, mask)
         alphas = self._forward_alphas(emissions, mask, normalize=True)
         betas = self._backward_betas(emissions, mask, normalize=True)

@@ -1,0 +1,147 @@
+"""From sentences to padded tensors, and length-bucketed minibatches.
+
+Sentences are turned into index lists once (:func:`encode`), then each minibatch is padded to
+its own longest sentence and word (:func:`collate`). Batches group sentences of similar length so
+padding, and the time steps the CRF and LSTM loop over, stay few.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from crftag.vocab import Vocabulary, normalize_word
+
+__all__ = ["Batch", "Encoded", "Vocabularies", "bucketed_batches", "collate", "encode"]
+
+
+@dataclass
+class Vocabularies:
+    """The three vocabularies of a model and how words are normalised for look-up."""
+
+    words: Vocabulary
+    chars: Vocabulary
+    tags: Vocabulary
+    lowercase: bool = False
+    normalize_digits: bool = True
+
+    def word_key(self, word: str) -> str:
+        return normalize_word(
+            word, lowercase=self.lowercase, normalize_digits=self.normalize_digits
+        )
+
+    def to_state(self) -> dict:
+        return {
+            "words": self.words.to_state(),
+            "chars": self.chars.to_state(),
+            "tags": self.tags.to_state(),
+            "lowercase": self.lowercase,
+            "normalize_digits": self.normalize_digits,
+        }
+
+    @classmethod
+    def from_state(cls, state: dict) -> Vocabularies:
+        return cls(
+            words=Vocabulary.from_state(state["words"]),
+            chars=Vocabulary.from_state(state["chars"]),
+            tags=Vocabulary.from_state(state["tags"]),
+            lowercase=bool(state["lowercase"]),
+            normalize_digits=bool(state["normalize_digits"]),
+        )
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One sentence as index tensors, made once so collating a batch copies whole rows.
+
+    words  (T,) long
+    chars  (T, C) long, each word's characters padded with 0 to this sentence's longest word
+    tags   (T,) long, or None when unlabelled
+    """
+
+    words: torch.Tensor
+    chars: torch.Tensor
+    tags: torch.Tensor | None
+
+
+@dataclass
+class Batch:
+    """A padded minibatch.
+
+    words    (B, T) long, 0 = padding
+    chars    (B, T, C) long, 0 = padding; C is the longest word in the batch
+    mask     (B, T) bool, true on real tokens
+    lengths  (B,) long, on the CPU (what packing the LSTM needs)
+    tags     (B, T) long, 0 where masked, or None when unlabelled
+    """
+
+    words: torch.Tensor
+    chars: torch.Tensor
+    mask: torch.Tensor
+    lengths: torch.Tensor
+    tags: torch.Tensor | None
+
+    def to(self, device: torch.device) -> Batch:
+        return Batch(
+            words=self.words.to(device, non_blocking=True),
+            chars=self.chars.to(device, non_blocking=True),
+            mask=self.mask.to(device, non_blocking=True),
+            lengths=self.lengths,
+            tags=None if self.tags is None else self.tags.to(device, non_blocking=True),
+        )
+
+
+def encode(
+    tokens: Sequence[str], vocabularies: Vocabularies, tags: Sequence[str] | None = None
+) -> Encoded:
+    """Indices of one sentence. ``tags`` must all be in the tag vocabulary (KeyError if not)."""
+    words = [vocabularies.words.index(vocabularies.word_key(token)) for token in tokens]
+    longest = max((len(token) for token in tokens), default=1)
+    chars = [vocabularies.chars.indices(token) + [0] * (longest - len(token)) for token in tokens]
+    return Encoded(
+        words=torch.tensor(words, dtype=torch.long),
+        chars=torch.tensor(chars, dtype=torch.long).view(len(tokens), longest),
+        tags=None if tags is None else torch.tensor(vocabularies.tags.indices(tags)),
+    )
+
+
+def collate(items: Sequence[Encoded]) -> Batch:
+    """Pad a list of encoded sentences (each at least one token) into a :class:`Batch`."""
+    lengths = torch.tensor([item.words.numel() for item in items], dtype=torch.long)
+    batch_size, max_length = len(items), int(lengths.max())
+    max_chars = max(item.chars.size(1) for item in items)
+    words = torch.zeros(batch_size, max_length, dtype=torch.long)
+    chars = torch.zeros(batch_size, max_length, max_chars, dtype=torch.long)
+    labelled = items[0].tags is not None
+    tags = torch.zeros(batch_size, max_length, dtype=torch.long) if labelled else None
+    for row, item in enumerate(items):
+        length, width = item.chars.shape
+        words[row, :length] = item.words
+        chars[row, :length, :width] = item.chars
+        if tags is not None:
+            tags[row, :length] = item.tags
+    mask = torch.arange(max_length).unsqueeze(0) < lengths.unsqueeze(1)
+    return Batch(words=words, chars=chars, mask=mask, lengths=lengths, tags=tags)
+
+
+def bucketed_batches(
+    lengths: Sequence[int], batch_size: int, rng: random.Random | None = None
+) -> list[list[int]]:
+    """Split sentence indices into batches of similar length.
+
+    With ``rng`` (training) the order is sorted by length with random tie-breaking and the batch
+    order is shuffled, so every epoch sees different batches; without it (evaluation, predict) the
+    batches are deterministic, longest first.
+    """
+    if rng is None:
+        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    else:
+        keys = [(length, rng.random()) for length in lengths]
+        order = sorted(range(len(lengths)), key=lambda i: keys[i])
+    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    if rng is not None:
+        rng.shuffle(batches)
+    return batches

@@ -1,0 +1,130 @@
+"""One self-contained checkpoint file per model: weights, vocabularies, resolved config, tag
+schemes, and the format and crftag versions.
+
+The file holds only tensors and plain Python values, so it loads with
+``torch.load(weights_only=True)``, which never runs code from the file. It is written to a
+temporary file beside the target and renamed over it, so a crash mid-write leaves the previous
+checkpoint intact.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+from dataclasses import dataclass
+
+import torch
+
+from crftag import __version__
+from crftag.batching import Vocabularies
+from crftag.config import Config
+from crftag.errors import CrftagError
+from crftag.model import BiLSTMCRF
+from crftag.schemes import allowed_transitions
+
+__all__ = ["FORMAT_VERSION", "LoadedModel", "build_model", "load_model", "save_model"]
+
+FORMAT_VERSION = 1
+FILE_NAME = "model.pt"
+
+
+@dataclass
+class LoadedModel:
+    """Everything needed to tag: the network, its vocabularies and how to read its tags.
+
+    data_scheme   the scheme of the training files' tags (``none`` for POS-like tags)
+    train_scheme  the scheme the network predicts in
+    """
+
+    model: BiLSTMCRF
+    vocabularies: Vocabularies
+    config: Config
+    data_scheme: str
+    train_scheme: str
+    metrics: dict
+
+
+def build_model(config: Config, vocabularies: Vocabularies, train_scheme: str) -> BiLSTMCRF:
+    """A fresh network sized by ``config`` and the vocabularies, constrained by the scheme."""
+    constraints = None
+    if config.model.constrained and train_scheme != "none":
+        constraints = allowed_transitions(train_scheme, vocabularies.tags.symbols)
+    return BiLSTMCRF(
+        config.model,
+        num_words=len(vocabularies.words),
+        num_chars=len(vocabularies.chars),
+        num_tags=len(vocabularies.tags),
+        constraints=constraints,
+    )
+
+
+def save_model(path: str, loaded: LoadedModel) -> None:
+    """Write ``loaded`` to ``path`` atomically."""
+    state = {
+        "format": "crftag",
+        "format_version": FORMAT_VERSION,
+        "crftag_version": __version__,
+        "config": loaded.config.to_dict(),
+        "vocabularies": loaded.vocabularies.to_state(),
+        "data_scheme": loaded.data_scheme,
+        "train_scheme": loaded.train_scheme,
+        "metrics": loaded.metrics,
+        "state_dict": {k: v.detach().cpu() for k, v in loaded.model.state_dict().items()},
+    }
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".model-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            torch.save(state, stream)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def resolve_model_path(path: str) -> str:
+    """``-m`` takes the checkpoint file or the run directory that holds ``model.pt``."""
+    if os.path.isdir(path):
+        candidate = os.path.join(path, FILE_NAME)
+        if not os.path.exists(candidate):
+            raise CrftagError(f"{path}: no {FILE_NAME} in this directory; is it a training run?")
+        return candidate
+    if not os.path.exists(path):
+        raise CrftagError(f"{path}: no such model file or directory")
+    return path
+
+
+def load_model(path: str, device: torch.device | str = "cpu") -> LoadedModel:
+    """Load a checkpoint without executing anything stored in it."""
+    path = resolve_model_path(path)
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, OSError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise CrftagError(f"{path}: not a loadable crftag checkpoint ({first[:200]})") from None
+    if not isinstance(state, dict) or state.get("format") != "crftag":
+        raise CrftagError(f"{path}: not a crftag checkpoint")
+    version = state.get("format_version")
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise CrftagError(
+            f"{path}: checkpoint format {version} is newer than this crftag reads "
+            f"({FORMAT_VERSION}); upgrade crftag"
+        )
+    config = Config.from_dict(state["config"], source=path)
+    vocabularies = Vocabularies.from_state(state["vocabularies"])
+    model = build_model(config, vocabularies, state["train_scheme"])
+    model.load_state_dict(state["state_dict"])
+    model.to(device).eval()
+    return LoadedModel(
+        model=model,
+        vocabularies=vocabularies,
+        config=config,
+        data_scheme=state["data_scheme"],
+        train_scheme=state["train_scheme"],
+        metrics=dict(state.get("metrics", {})),
+    )

@@ -1,0 +1,212 @@
+"""The ``crftag`` command: thin Typer commands over the library's functions.
+
+Nothing here imports torch at module level, so ``crftag --help`` starts fast; each command imports
+what it needs when it runs. stdout carries data only; messages and progress go to stderr. A user
+mistake is one line ``crftag: error: ...`` and exit status 2.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import Enum
+from typing import Annotated
+
+import click
+import typer
+
+from crftag import __version__
+from crftag.errors import CrftagError
+
+app = typer.Typer(
+    name="crftag",
+    help="Sequence labelling (NER, POS) with a BiLSTM-CRF: train, eval, predict.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+
+class DeviceChoice(str, Enum):
+    auto = "auto"
+    cpu = "cpu"
+    cuda = "cuda"
+
+
+class InputFormat(str, Enum):
+    text = "text"
+    tokens = "tokens"
+    conll = "conll"
+    conllu = "conllu"
+
+
+class OutputFormat(str, Enum):
+    conll = "conll"
+    jsonl = "jsonl"
+
+
+def resolve_device(choice: str):
+    """The one place a device is chosen; everything below receives it explicitly."""
+    import torch
+
+    if choice == "cuda" and not torch.cuda.is_available():
+        raise CrftagError("--device cuda: no CUDA device is available; use --device cpu")
+    if choice == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(choice)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"crftag {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show version.")
+    ] = False,
+) -> None:
+    """Sequence labelling (NER, POS) with a BiLSTM-CRF: train, eval, predict."""
+
+
+@app.command()
+def train(
+    config: Annotated[str, typer.Argument(help="YAML config file.", show_default=False)],
+    output: Annotated[str, typer.Option("-o", "--output", help="Run directory.")] = "runs/latest",
+    overrides: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override a config value: section.key=value (repeatable)."),
+    ] = None,
+    device: Annotated[DeviceChoice, typer.Option(help="Where to train.")] = DeviceChoice.auto,
+    seed: Annotated[int | None, typer.Option(help="Random seed (overrides train.seed).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Train a BiLSTM-CRF from CONFIG and save it in the run directory."""
+    from crftag.config import load_config
+    from crftag.train import train as run_training
+
+    settings = list(overrides or [])
+    if seed is not None:
+        settings.append(f"train.seed={seed}")
+    loaded_config = load_config(config, settings)
+    resolved = resolve_device(device.value)
+    metrics = run_training(loaded_config, output, device=resolved, progress=not quiet)
+    best = metrics.get("dev")
+    summary = f"saved {os.path.join(output, 'model.pt')}"
+    if best is not None:
+        summary += f" (best dev {100 * best:.2f} at epoch {metrics['best_epoch']})"
+    typer.echo(summary, err=True)
+
+
+@app.command("eval")
+def evaluate(
+    files: Annotated[list[str], typer.Argument(help="Labelled CoNLL or CoNLL-U files.")],
+    model: Annotated[str, typer.Option("-m", "--model", help="Checkpoint file or run directory.")],
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per file.")] = False,
+    device: Annotated[DeviceChoice, typer.Option(help="Where to run.")] = DeviceChoice.auto,
+    batch_size: Annotated[int, typer.Option(min=1, help="Sentences per batch.")] = 64,
+) -> None:
+    """Score a model on labelled files: entity P/R/F1 (seqeval) and token accuracy."""
+    from crftag.evaluate import format_scores, score, to_json
+    from crftag.tagger import Tagger
+    from crftag.train import column_spec, read_corpus
+
+    tagger = Tagger.load(model, resolve_device(device.value))
+    for path in files:
+        gold = read_corpus(path, column_spec(tagger.loaded.config, path))
+        predicted = tagger.tag([s.tokens for s in gold], batch_size)
+        gold_tags = [s.tags for s in gold]
+        scores = score(gold_tags, predicted, spans=tagger.spans)
+        _report_unseen_labels(path, gold_tags, tagger)
+        if as_json:
+            typer.echo(to_json({"file": path, **scores}))
+        else:
+            typer.echo(format_scores(path, scores))
+
+
+def _report_unseen_labels(path: str, gold: list, tagger) -> None:
+    from crftag.schemes import to_spans
+
+    if tagger.spans:
+        known = {tag.split("-", 1)[-1] for tag in tagger.loaded.vocabularies.tags.symbols}
+        labels = {span.label for tags in gold for span in to_spans(tags)}
+    else:
+        known = set(tagger.loaded.vocabularies.tags.symbols)
+        labels = {tag for tags in gold for tag in tags}
+    unseen = sorted(labels - known)
+    if unseen:
+        typer.echo(
+            f"crftag: warning: {path}: labels never seen in training, counted as errors: "
+            f"{', '.join(unseen)}",
+            err=True,
+        )
+
+
+@app.command()
+def predict(
+    files: Annotated[
+        list[str] | None, typer.Argument(help="Input files; none or - reads stdin.")
+    ] = None,
+    model: Annotated[
+        str, typer.Option("-m", "--model", help="Checkpoint file or run directory.")
+    ] = "",
+    input_format: Annotated[
+        InputFormat,
+        typer.Option(help="text: raw sentences, one per line; tokens: split on spaces."),
+    ] = InputFormat.text,
+    output_format: Annotated[
+        OutputFormat | None,
+        typer.Option("--format", help="Output format [default: conll]."),
+    ] = None,
+    batch_size: Annotated[int, typer.Option(min=1, help="Sentences per batch.")] = 64,
+    device: Annotated[DeviceChoice, typer.Option(help="Where to run.")] = DeviceChoice.auto,
+) -> None:
+    """Tag sentences from files or stdin; one record per input sentence, in order, on stdout."""
+    from crftag.predict import predict_files
+    from crftag.tagger import Tagger
+
+    if not model:
+        raise CrftagError("predict needs a model: -m RUN_DIR or -m model.pt")
+    tagger = Tagger.load(model, resolve_device(device.value))
+    try:
+        predict_files(
+            tagger,
+            files or ["-"],
+            input_format=input_format.value,
+            output_format=(output_format or OutputFormat.conll).value,
+            batch_size=batch_size,
+            output=sys.stdout,
+        )
+    except BrokenPipeError:
+        # The reader went away (`crftag predict | head`): stop quietly, and point stdout at
+        # /dev/null so Python's flush at exit does not complain a second time.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(0) from None
+
+
+def run(args: list[str] | None = None) -> int:
+    """Run the CLI and return its exit status, turning user mistakes into one-line errors."""
+    command = typer.main.get_command(app)
+    try:
+        status = command.main(args=args, prog_name="crftag", standalone_mode=False)
+    except CrftagError as error:
+        sys.stdout.flush()
+        print(f"crftag: error: {error}", file=sys.stderr)
+        return error.exit_code
+    except click.exceptions.NoArgsIsHelpError as error:
+        print(error.ctx.get_help() if error.ctx else str(error), file=sys.stderr)
+        return 0
+    except click.UsageError as error:
+        print(f"crftag: error: {error.format_message()}", file=sys.stderr)
+        return 2
+    except click.Abort:
+        print("crftag: interrupted", file=sys.stderr)
+        return 130
+    # click hands back the status of `typer.Exit` (and None for a normal return).
+    return status if isinstance(status, int) else 0
+
+
+def main() -> None:
+    sys.exit(run())

@@ -1,0 +1,219 @@
+"""Training configuration: YAML into frozen dataclasses, validated on load.
+
+A config file has four sections, ``data``, ``vocab``, ``model`` and ``train``; every key and its
+default is a field below, and the comment beside it says what it does. An unknown key is an error
+naming the nearest valid key; a value of the wrong type is an error naming the key and the type.
+Paths in the file are relative to the file; paths given with ``--set`` are relative to the current
+directory. Nothing changes a config after it is loaded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from crftag.errors import CrftagError
+
+__all__ = ["Config", "DataConfig", "ModelConfig", "TrainConfig", "VocabConfig", "load_config"]
+
+
+def _choice(*options: str) -> dict:
+    return {"choices": options}
+
+
+def _at_least(minimum: int) -> dict:
+    return {"minimum": minimum}
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    train: str  # training file (CoNLL or CoNLL-U)
+    dev: str | None = None  # development file: model selection and early stopping
+    test: str | None = None  # test file, scored once with the best model at the end
+    format: str = field(default="auto", metadata=_choice("auto", "conll", "conllu"))
+    word_column: int | None = None  # 0-based; default first column (CoNLL), FORM (CoNLL-U)
+    tag_column: int | None = None  # 0-based, may be negative; default last column (CoNLL), UPOS
+    tag_scheme: str = field(  # scheme of the files' tags; auto detects it from the training file
+        default="auto", metadata=_choice("auto", "iob1", "iob2", "bioes", "none")
+    )
+    # scheme the model is trained in; predictions are always written in IOB2
+    train_scheme: str = field(default="bioes", metadata=_choice("bioes", "iob2"))
+
+
+@dataclass(frozen=True)
+class VocabConfig:
+    min_freq: int = 1  # words seen fewer times in training are unknown
+    lowercase: bool = False  # look words up lower-cased
+    normalize_digits: bool = True  # look words up with every digit replaced by 0
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    word_dim: int = field(default=100, metadata=_at_least(1))  # word embedding size
+    char_encoder: str = field(default="cnn", metadata=_choice("cnn", "lstm", "none"))
+    char_dim: int = field(default=30, metadata=_at_least(1))  # character embedding size
+    char_size: int = field(
+        default=30, metadata=_at_least(1)
+    )  # CNN filters, or LSTM units per direction
+    char_kernel: int = field(default=3, metadata=_at_least(1))  # CNN window width
+    hidden_size: int = field(default=200, metadata=_at_least(1))  # word BiLSTM units per direction
+    num_layers: int = field(default=1, metadata=_at_least(1))  # word BiLSTM layers
+    dropout: float = 0.5  # on the embeddings and the BiLSTM output
+    constrained: bool = True  # forbid transitions the span scheme makes impossible
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    optimizer: str = field(default="sgd", metadata=_choice("sgd", "adam"))
+    lr: float = 0.015  # initial learning rate
+    momentum: float = 0.9  # SGD momentum
+    lr_decay: float = 0.05  # SGD: lr / (1 + lr_decay * epoch), as Ma & Hovy 2016
+    weight_decay: float = 0.0
+    clip_grad_norm: float | None = 5.0  # max gradient norm; null turns clipping off
+    batch_size: int = field(default=10, metadata=_at_least(1))  # sentences per minibatch
+    epochs: int = field(
+        default=50, metadata=_at_least(1)
+    )  # upper bound; early stopping usually ends sooner
+    patience: int = 5  # epochs without a better dev score before stopping; 0 = never stop early
+    seed: int = 1  # seeds Python and torch; CPU runs with one seed are reproducible
+    # nll summed over the batch (Ma & Hovy) or averaged over sentences
+    loss_reduction: str = field(default="sum", metadata=_choice("sum", "mean"))
+
+
+@dataclass(frozen=True)
+class Config:
+    data: DataConfig
+    vocab: VocabConfig = field(default_factory=VocabConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: dict, source: str = "<config>") -> Config:
+        """Build and validate a config from a plain dict (paths taken as they are)."""
+        return _build(cls, raw, source, prefix="")
+
+
+_PATH_KEYS = ("train", "dev", "test")
+
+
+def load_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Config:
+    """Read ``path``, apply ``--set section.key=value`` overrides, validate."""
+    if os.path.isdir(path):
+        raise CrftagError(f"{path}: is a directory, expected a YAML config file")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            raw = yaml.safe_load(handle)
+    except FileNotFoundError:
+        raise CrftagError(f"{path}: no such file") from None
+    except UnicodeDecodeError:
+        raise CrftagError(f"{path}: not valid UTF-8") from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else path
+        problem = getattr(error, "problem", None) or "not valid YAML"
+        raise CrftagError(f"{where}: {problem}") from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise CrftagError(f"{path}: expected a mapping of sections (data, vocab, model, train)")
+    base = os.path.dirname(os.path.abspath(path))
+    data = raw.get("data")
+    if isinstance(data, dict):
+        raw["data"] = {
+            key: _relative_to(base, value) if key in _PATH_KEYS else value
+            for key, value in data.items()
+        }
+    for override in overrides:
+        _apply_override(raw, override)
+    return _build(Config, raw, path, prefix="")
+
+
+def _relative_to(base: str, value: Any) -> Any:
+    if isinstance(value, str) and value != "-" and not os.path.isabs(value):
+        return os.path.normpath(os.path.join(base, value))
+    return value
+
+
+def _apply_override(raw: dict, override: str) -> None:
+    key, equals, text = override.partition("=")
+    parts = key.strip().split(".")
+    if not equals or len(parts) != 2 or not all(parts):
+        raise CrftagError(f"--set {override}: expected section.key=value, e.g. train.lr=0.01")
+    section, name = parts
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        value = text
+    if section not in raw or raw[section] is None:
+        raw[section] = {}
+    if not isinstance(raw[section], dict):
+        raise CrftagError(f"--set {override}: section {section!r} is not a mapping")
+    raw[section][name] = value
+
+
+def _build(cls: type, raw: Any, source: str, prefix: str) -> Any:
+    where = prefix.rstrip(".") or "top level"
+    if not isinstance(raw, dict):
+        raise CrftagError(f"{source}: {where}: expected a mapping, got {_describe(raw)}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    hints = typing.get_type_hints(cls)
+    for key in raw:
+        if key not in fields:
+            close = difflib.get_close_matches(str(key), list(fields), n=1, cutoff=0.5)
+            hint = f"; did you mean {prefix}{close[0]!r}?" if close else ""
+            valid = ", ".join(fields)
+            raise CrftagError(f"{source}: unknown key {prefix}{key!r}{hint} (valid: {valid})")
+    values = {}
+    for name, spec in fields.items():
+        if name not in raw:
+            missing = spec.default is dataclasses.MISSING and (
+                spec.default_factory is dataclasses.MISSING
+            )
+            if missing:
+                raise CrftagError(f"{source}: missing required key {prefix}{name!r}")
+            continue
+        value = raw[name]
+        hint = hints[name]
+        if dataclasses.is_dataclass(hint):
+            values[name] = _build(hint, value if value is not None else {}, source, f"{name}.")
+        else:
+            values[name] = _check_value(value, hint, spec, source, f"{prefix}{name}")
+    return cls(**values)
+
+
+def _check_value(value: Any, hint: Any, spec: dataclasses.Field, source: str, key: str) -> Any:
+    allowed = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    optional = type(None) in allowed
+    base = next(t for t in allowed if t is not type(None))
+    if value is None:
+        if optional:
+            return None
+        raise CrftagError(f"{source}: {key}: expected {base.__name__}, got null")
+    if base is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    ok = isinstance(value, base) and not (base in (int, float) and isinstance(value, bool))
+    if not ok:
+        raise CrftagError(f"{source}: {key}: expected {base.__name__}, got {_describe(value)}")
+    choices = spec.metadata.get("choices")
+    if choices and value not in choices:
+        raise CrftagError(f"{source}: {key}: expected one of {'|'.join(choices)}, got {value!r}")
+    # Every number is a size, rate or count, so negative values are mistakes; column indices
+    # count from the end when negative.
+    minimum = spec.metadata.get("minimum", None if key.endswith("_column") else 0)
+    if base in (int, float) and minimum is not None and value < minimum:
+        raise CrftagError(f"{source}: {key}: expected a value >= {minimum}, got {value}")
+    return value
+
+
+def _describe(value: Any) -> str:
+    return f"{type(value).__name__} {value!r}"

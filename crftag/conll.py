@@ -1,0 +1,246 @@
+"""Reading and writing column files: CoNLL-2003, two-column ``word tag`` files and CoNLL-U.
+
+Everything streams: readers are generators over the lines of a binary file, so a corpus of any size
+or an endless stdin is read one sentence at a time. Input is UTF-8 (a byte-order mark and CRLF line
+ends are accepted); a line that is not UTF-8, holds a NUL byte or has the wrong number of columns is
+an error naming the file and line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from crftag.errors import CrftagError, located
+
+__all__ = [
+    "ColumnSpec",
+    "Sentence",
+    "detect_format",
+    "format_conll_block",
+    "open_binary",
+    "read_columns",
+    "read_lines",
+    "source_name",
+]
+
+DOCSTART = "-DOCSTART-"
+CONLLU_COLUMNS = 10
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """Which columns hold the word and the tag, and how the file is laid out.
+
+    ``format`` is ``conll`` (whitespace- or tab-separated columns, ``-DOCSTART-`` lines skipped) or
+    ``conllu`` (10 tab-separated columns, ``#`` comments; multiword-token ranges and empty nodes are
+    not words). Column indices are 0-based and may be negative (``-1`` is the last column).
+    """
+
+    format: str = "conll"
+    word_column: int = 0
+    tag_column: int | None = -1
+
+    @classmethod
+    def for_format(
+        cls, format: str, word_column: int | None = None, tag_column: int | None = None
+    ) -> ColumnSpec:
+        """Defaults per format: first and last column for CoNLL, FORM and UPOS for CoNLL-U."""
+        if format == "conllu":
+            word = 1 if word_column is None else word_column
+            tag = 3 if tag_column is None else tag_column
+        else:
+            word = 0 if word_column is None else word_column
+            tag = -1 if tag_column is None else tag_column
+        return cls(format=format, word_column=word, tag_column=tag)
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of a column file.
+
+    tokens      the words, exactly as in the file
+    tags        the tags when a tag column was read, else None
+    line        1-based line number of the sentence's first line
+    raw         the sentence's original lines, without line ends (comments, ``-DOCSTART-`` and
+                CoNLL-U range lines included) so that predict can write them back unchanged
+    token_rows  for each token, the index in ``raw`` of its line
+    """
+
+    tokens: tuple[str, ...]
+    tags: tuple[str, ...] | None
+    line: int
+    raw: tuple[str, ...] = ()
+    token_rows: tuple[int, ...] = ()
+
+
+def source_name(path: str) -> str:
+    return "<stdin>" if path == "-" else path
+
+
+@contextmanager
+def open_binary(path: str) -> Iterator[BinaryIO]:
+    """Open ``path`` (``-`` for stdin) for reading bytes, with a one-line error if it cannot be."""
+    if path == "-":
+        yield sys.stdin.buffer
+        return
+    if os.path.isdir(path):
+        raise CrftagError(f"{path}: is a directory, expected a file")
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below, after the generator is done
+    except FileNotFoundError:
+        raise CrftagError(f"{path}: no such file") from None
+    except OSError as error:
+        raise CrftagError(f"{path}: cannot read ({error.strerror})") from None
+    with handle:
+        yield handle
+
+
+def read_lines(stream: BinaryIO, source: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) for each line of a UTF-8 byte stream, line ends and BOM removed."""
+    for number, raw in enumerate(stream, 1):
+        if b"\x00" in raw:
+            raise located(source, number, "contains a NUL byte; is this a binary file?")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise located(
+                source, number, f"not valid UTF-8 (byte {error.start + 1} of the line)"
+            ) from None
+        if number == 1 and text.startswith("\ufeff"):
+            text = text[1:]
+        yield number, text.rstrip("\r\n")
+
+
+def detect_format(path: str) -> str:
+    """``conllu`` for a ``.conllu`` file or one whose first word line has 10 tab-separated columns
+    starting with a numeric ID; ``conll`` otherwise."""
+    if path.endswith(".conllu"):
+        return "conllu"
+    if path == "-":
+        return "conll"
+    with open_binary(path) as stream:
+        for _, text in read_lines(stream, path):
+            if text.startswith("#"):
+                return "conllu"
+            if text.strip():
+                fields = text.split("\t")
+                return (
+                    "conllu" if len(fields) == CONLLU_COLUMNS and fields[0].isdigit() else "conll"
+                )
+    return "conll"
+
+
+def read_columns(
+    stream: BinaryIO,
+    source: str,
+    spec: ColumnSpec,
+    *,
+    keep_raw: bool = False,
+    keep_markup: bool = False,
+) -> Iterator[Sentence]:
+    """Sentences of a column file, one at a time.
+
+    ``keep_raw`` keeps each sentence's original lines (for writing them back). ``keep_markup``
+    also yields blocks that hold no word at all (a ``-DOCSTART-`` line, comments before the end of
+    the file) as sentences with no tokens, so that predict loses no line of its input.
+    """
+    expected_columns: int | None = None
+    expected_from = 0
+    tokens: list[str] = []
+    tags: list[str] = []
+    raw: list[str] = []
+    rows: list[int] = []
+    first_line = 0
+    for number, text in read_lines(stream, source):
+        if not text.strip():
+            if tokens or (keep_markup and raw):
+                yield _sentence(tokens, tags, spec, first_line, raw, rows, keep_raw)
+            tokens, tags, raw, rows = [], [], [], []
+            continue
+        if not raw:
+            first_line = number
+        if spec.format == "conllu":
+            if text.startswith("#"):
+                raw.append(text)
+                continue
+            fields = text.split("\t")
+            _check_count(fields, CONLLU_COLUMNS, source, number, "CoNLL-U needs 10 tab-separated")
+            if not fields[0].isdigit():  # "3-4" multiword range or "5.1" empty node: not a word
+                raw.append(text)
+                continue
+        else:
+            fields = text.split("\t") if "\t" in text else text.split()
+            if fields[0] == DOCSTART:
+                # A document marker is no sentence: it ends the current one and is kept apart.
+                if tokens:
+                    yield _sentence(tokens, tags, spec, first_line, raw, rows, keep_raw)
+                    tokens, tags, raw, rows = [], [], [], []
+                if keep_markup:
+                    yield _sentence([], [], spec, number, [text], [], keep_raw)
+                raw = []
+                continue
+            if expected_columns is None:
+                expected_columns, expected_from = len(fields), number
+            _check_count(fields, expected_columns, source, number, f"line {expected_from} has")
+        word, tag = _pick(fields, spec, source, number)
+        rows.append(len(raw))
+        raw.append(text)
+        tokens.append(word)
+        if tag is not None:
+            tags.append(tag)
+    if tokens or (keep_markup and raw):
+        yield _sentence(tokens, tags, spec, first_line, raw, rows, keep_raw)
+
+
+def _check_count(fields: list[str], expected: int, source: str, number: int, why: str) -> None:
+    if len(fields) != expected:
+        raise located(
+            source,
+            number,
+            f"expected {expected} columns ({why} {expected}), got {len(fields)}",
+        )
+
+
+def _pick(fields: list[str], spec: ColumnSpec, source: str, number: int) -> tuple[str, str | None]:
+    columns = len(fields)
+    wanted = [spec.word_column] + ([spec.tag_column] if spec.tag_column is not None else [])
+    for column in wanted:
+        if not -columns <= column < columns:
+            raise located(source, number, f"no column {column} in a line of {columns} columns")
+    if spec.tag_column is not None and columns < 2:
+        raise located(source, number, "expected a word and a tag column, got 1 column")
+    word = fields[spec.word_column]
+    tag = fields[spec.tag_column] if spec.tag_column is not None else None
+    return word, tag
+
+
+def _sentence(tokens, tags, spec, line, raw, rows, keep_raw) -> Sentence:
+    return Sentence(
+        tokens=tuple(tokens),
+        tags=tuple(tags) if spec.tag_column is not None else None,
+        line=line,
+        raw=tuple(raw) if keep_raw else (),
+        token_rows=tuple(rows) if keep_raw else (),
+    )
+
+
+def format_conll_block(sentence: Sentence, predicted: list[str]) -> str:
+    """A sentence's original lines with the predicted tag appended to each word line, then a blank
+    line. Document markers get the tag ``O`` so every line keeps one column count (as conlleval
+    requires); comment and CoNLL-U range lines are written back unchanged."""
+    rows = dict(zip(sentence.token_rows, predicted, strict=True))
+    lines = []
+    for index, text in enumerate(sentence.raw):
+        separator = "\t" if "\t" in text else " "
+        if index in rows:
+            lines.append(f"{text}{separator}{rows[index]}")
+        elif text.split(maxsplit=1)[0] == DOCSTART:
+            lines.append(f"{text}{separator}O")
+        else:
+            lines.append(text)
+    return "\n".join(lines) + "\n\n"

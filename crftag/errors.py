@@ -1,0 +1,20 @@
+"""The one exception type for user mistakes.
+
+A :class:`CrftagError` is something the user can fix (a bad file, config or option). The CLI prints
+it as one line ``crftag: error: ...`` and exits non-zero; anything else is a bug and keeps its
+traceback.
+"""
+
+from __future__ import annotations
+
+
+class CrftagError(Exception):
+    """A user mistake, reported as one line without a traceback."""
+
+    exit_code = 2
+
+
+def located(source: str, line: int | None, message: str) -> CrftagError:
+    """An error about ``source`` (a file name, or ``<stdin>``) at a 1-based ``line``."""
+    where = f"{source}:{line}" if line is not None else source
+    return CrftagError(f"{where}: {message}")

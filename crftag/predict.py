@@ -1,0 +1,105 @@
+"""Streaming prediction: sentences in (text, tokens, CoNLL or CoNLL-U), one record out per sentence,
+in input order, a batch at a time, flushed after every batch so a pipeline sees progress."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TextIO
+
+from crftag.conll import (
+    ColumnSpec,
+    Sentence,
+    format_conll_block,
+    open_binary,
+    read_columns,
+    read_lines,
+    source_name,
+)
+from crftag.schemes import to_spans
+from crftag.tagger import Tagger
+from crftag.tokenize import tokenize
+
+__all__ = ["INPUT_FORMATS", "OUTPUT_FORMATS", "predict_files", "read_sentences"]
+
+INPUT_FORMATS = ("text", "tokens", "conll", "conllu")
+OUTPUT_FORMATS = ("conll", "jsonl")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One unit of input: a sentence, or (column input only) a block of markup lines with no word,
+    such as ``-DOCSTART-``, that is written back in CoNLL output and is no record in JSON lines."""
+
+    sentence: Sentence
+    markup: bool = False
+
+
+def read_sentences(path: str, input_format: str, word_column: int | None) -> Iterator[Record]:
+    """Records of one input, lazily. ``text`` lines are tokenized, ``tokens`` lines split on
+    whitespace; every line of those two is one sentence, an empty line an empty sentence."""
+    source = source_name(path)
+    with open_binary(path) as stream:
+        if input_format in ("text", "tokens"):
+            split = tokenize if input_format == "text" else str.split
+            for number, line in read_lines(stream, source):
+                yield Record(Sentence(tuple(split(line)), None, number))
+            return
+        spec = ColumnSpec.for_format(input_format, word_column, tag_column=None)
+        spec = ColumnSpec(spec.format, spec.word_column, tag_column=None)
+        for sentence in read_columns(stream, source, spec, keep_raw=True, keep_markup=True):
+            yield Record(sentence, markup=not sentence.tokens)
+
+
+def format_record(record: Record, tags: list[str], output_format: str, column_input: bool) -> str:
+    tokens = record.sentence.tokens
+    if output_format == "jsonl":
+        if record.markup:
+            return ""
+        spans = [
+            {
+                "start": span.start,
+                "end": span.end,
+                "label": span.label,
+                "text": " ".join(tokens[span.start : span.end]),
+            }
+            for span in to_spans(tags)
+        ]
+        return (
+            json.dumps({"tokens": list(tokens), "tags": tags, "spans": spans}, ensure_ascii=False)
+            + "\n"
+        )
+    if column_input:
+        return format_conll_block(record.sentence, tags)
+    return "".join(f"{token}\t{tag}\n" for token, tag in zip(tokens, tags, strict=True)) + "\n"
+
+
+def predict_files(
+    tagger: Tagger,
+    paths: Iterable[str],
+    *,
+    input_format: str,
+    output_format: str,
+    batch_size: int,
+    output: TextIO,
+) -> int:
+    """Tag every input and write the records to ``output``; return the number of sentences."""
+    column_input = input_format in ("conll", "conllu")
+    word_column = tagger.loaded.config.data.word_column
+    records = itertools.chain.from_iterable(
+        read_sentences(path, input_format, word_column) for path in paths
+    )
+    count = 0
+    while batch := list(itertools.islice(records, batch_size)):
+        predicted = tagger.tag([record.sentence.tokens for record in batch], batch_size)
+        output.write(
+            "".join(
+                format_record(record, tags, output_format, column_input)
+                for record, tags in zip(batch, predicted, strict=True)
+            )
+        )
+        output.flush()
+        count += sum(not record.markup for record in batch)
+    return count

@@ -12,8 +12,12 @@ import sys
 from enum import Enum
 from typing import Annotated
 
-import click
 import typer
+
+try:  # recent Typer ships its own copy of click; its exceptions are the ones raised
+    from typer._click import exceptions as click_exceptions
+except ImportError:  # older Typer runs on click itself
+    from click import exceptions as click_exceptions
 
 from crftag import __version__
 from crftag.errors import CrftagError
@@ -195,13 +199,12 @@ def run(args: list[str] | None = None) -> int:
         sys.stdout.flush()
         print(f"crftag: error: {error}", file=sys.stderr)
         return error.exit_code
-    except click.exceptions.NoArgsIsHelpError as error:
-        print(error.ctx.get_help() if error.ctx else str(error), file=sys.stderr)
-        return 0
-    except click.UsageError as error:
+    except click_exceptions.NoArgsIsHelpError:
+        return 2  # the help text is already printed
+    except click_exceptions.UsageError as error:
         print(f"crftag: error: {error.format_message()}", file=sys.stderr)
         return 2
-    except click.Abort:
+    except click_exceptions.Abort:
         print("crftag: interrupted", file=sys.stderr)
         return 130
     # click hands back the status of `typer.Exit` (and None for a normal return).

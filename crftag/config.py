@@ -170,9 +170,9 @@ def _build(cls: type, raw: Any, source: str, prefix: str) -> Any:
     for key in raw:
         if key not in fields:
             close = difflib.get_close_matches(str(key), list(fields), n=1, cutoff=0.5)
-            hint = f"; did you mean {prefix}{close[0]!r}?" if close else ""
+            hint = f"; did you mean '{prefix}{close[0]}'?" if close else ""
             valid = ", ".join(fields)
-            raise CrftagError(f"{source}: unknown key {prefix}{key!r}{hint} (valid: {valid})")
+            raise CrftagError(f"{source}: unknown key '{prefix}{key}'{hint} (valid: {valid})")
     values = {}
     for name, spec in fields.items():
         if name not in raw:
@@ -180,7 +180,7 @@ def _build(cls: type, raw: Any, source: str, prefix: str) -> Any:
                 spec.default_factory is dataclasses.MISSING
             )
             if missing:
-                raise CrftagError(f"{source}: missing required key {prefix}{name!r}")
+                raise CrftagError(f"{source}: missing required key '{prefix}{name}'")
             continue
         value = raw[name]
         hint = hints[name]

@@ -1,0 +1,71 @@
+"""Config loading: strict keys with hints, types, overrides, paths relative to the file."""
+
+import os
+
+import pytest
+
+from crftag.config import load_config
+from crftag.errors import CrftagError
+
+
+def write(tmp_path, text):
+    path = tmp_path / "c.yaml"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_paths_are_relative_to_the_config_file(tmp_path):
+    config = load_config(write(tmp_path, "data:\n  train: sub/train.conll\n"))
+    assert config.data.train == os.path.join(str(tmp_path), "sub", "train.conll")
+    assert config.train.lr == 0.015  # defaults fill the rest
+
+
+def test_unknown_key_names_the_nearest_valid_key(tmp_path):
+    path = write(tmp_path, "data:\n  train: t\ntrain:\n  learning_rte: 0.1\n  lr_decy: 0.1\n")
+    with pytest.raises(CrftagError, match="unknown key 'train.learning_rte'"):
+        load_config(path)
+    path = write(tmp_path, "data:\n  train: t\ntrain:\n  lr_decy: 0.1\n")
+    with pytest.raises(CrftagError, match="did you mean 'train.lr_decay'"):
+        load_config(path)
+    with pytest.raises(CrftagError, match="unknown key 'modle'; did you mean 'model'"):
+        load_config(write(tmp_path, "data:\n  train: t\nmodle: {}\n"))
+
+
+def test_wrong_type_names_key_and_type(tmp_path):
+    with pytest.raises(CrftagError, match=r"train\.lr: expected float, got str 'fast'"):
+        load_config(write(tmp_path, "data:\n  train: t\ntrain:\n  lr: fast\n"))
+    with pytest.raises(CrftagError, match=r"model\.char_encoder: expected one of cnn\|lstm\|none"):
+        load_config(write(tmp_path, "data:\n  train: t\nmodel:\n  char_encoder: gru\n"))
+    with pytest.raises(CrftagError, match=r"train\.batch_size: expected a value >= 1, got 0"):
+        load_config(write(tmp_path, "data:\n  train: t\ntrain:\n  batch_size: 0\n"))
+    with pytest.raises(CrftagError, match=r"missing required key 'data.train'"):
+        load_config(write(tmp_path, "data:\n  dev: d\n"))
+
+
+def test_overrides(tmp_path):
+    path = write(tmp_path, "data:\n  train: t\n")
+    config = load_config(path, ["train.lr=0.1", "model.char_encoder=lstm", "data.dev=d.conll"])
+    assert config.train.lr == 0.1
+    assert config.model.char_encoder == "lstm"
+    assert config.data.dev == "d.conll"  # --set paths are the user's, relative to the shell
+    with pytest.raises(CrftagError, match="expected section.key=value"):
+        load_config(path, ["lr=0.1"])
+    with pytest.raises(CrftagError, match="unknown key 'train.lrr'; did you mean 'train.lr'"):
+        load_config(path, ["train.lrr=0.1"])
+
+
+def test_frozen(tmp_path):
+    config = load_config(write(tmp_path, "data:\n  train: t\n"))
+    with pytest.raises(AttributeError):
+        config.train.lr = 1.0
+
+
+def test_yaml_syntax_error_names_line(tmp_path):
+    with pytest.raises(CrftagError, match=r"c\.yaml:\d+: expected ',' or ']'"):
+        load_config(write(tmp_path, "data:\n  train: [unclosed\n"))
+
+
+@pytest.mark.parametrize("name", ["sample.yaml", "conll03.yaml", "ud_ewt_upos.yaml"])
+def test_shipped_configs_load(name):
+    config = load_config(os.path.join("configs", name))
+    assert config.data.train.endswith((".conll", ".conllu", ".train"))

@@ -29,7 +29,7 @@ demo: install
 	$(VENV)/bin/crftag predict -m runs/sample --format conll < data/sentences.txt
 
 bench: install
-	$(PY) benchmarks/run_all.py
+	$(PY) benchmarks/crf_kernels.py
 
 lint: install
 	$(PY) -m ruff format --check crftag tests benchmarks

@@ -129,7 +129,7 @@ def write(path, count, seed, new_share):
     with open(path, "w", encoding="utf-8") as handle:
         for _ in range(count):
             tokens, tags = sentence(rng, rng.choice(TEMPLATES), table)
-            handle.write("".join(f"{t} {g}\n" for t, g in zip(tokens, tags)) + "\n")
+            handle.write("".join(f"{t} {g}\n" for t, g in zip(tokens, tags, strict=True)) + "\n")
 
 
 if __name__ == "__main__":

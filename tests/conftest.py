@@ -6,8 +6,15 @@ import pytest
 from crftag import cli
 
 TINY = [
-    "--set", "train.epochs=3", "--set", "model.hidden_size=32", "--set", "model.word_dim=32",
-    "--device", "cpu", "--quiet",
+    "--set",
+    "train.epochs=3",
+    "--set",
+    "model.hidden_size=32",
+    "--set",
+    "model.word_dim=32",
+    "--device",
+    "cpu",
+    "--quiet",
 ]
 
 

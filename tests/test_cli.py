@@ -103,8 +103,19 @@ def test_user_errors_are_one_line_without_traceback(invoke, sample_model, tmp_pa
 
 def test_train_pos_on_the_ewt_slice_reports_accuracy(invoke, tmp_path):
     result = invoke(
-        ["train", "configs/sample_pos.yaml", "-o", str(tmp_path), "--set", "train.epochs=1",
-         "--set", "model.hidden_size=16", "--quiet", "--device", "cpu"]
+        [
+            "train",
+            "configs/sample_pos.yaml",
+            "-o",
+            str(tmp_path),
+            "--set",
+            "train.epochs=1",
+            "--set",
+            "model.hidden_size=16",
+            "--quiet",
+            "--device",
+            "cpu",
+        ]
     )
     assert result.status == 0, result.stderr
     state = torch.load(tmp_path / "model.pt", weights_only=True)
@@ -125,9 +136,15 @@ def test_console_script_and_module_entry_point(sample_model):
             assert name in help_text
     done = subprocess.run(
         [sys.executable, "-m", "crftag", "predict", "-m", str(sample_model)],
-        input="Anna lives in Oslo.\n", capture_output=True, text=True,
+        input="Anna lives in Oslo.\n",
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0 and "Traceback" not in done.stderr
     assert [line.split("\t")[0] for line in done.stdout.splitlines() if line] == [
-        "Anna", "lives", "in", "Oslo", "."
+        "Anna",
+        "lives",
+        "in",
+        "Oslo",
+        ".",
     ]

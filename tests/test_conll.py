@@ -52,7 +52,9 @@ def test_conllu_skips_comments_ranges_and_empty_nodes():
 
 
 def test_inconsistent_column_count_names_file_and_line():
-    with pytest.raises(CrftagError, match=r"^f.conll:3: expected 2 columns \(line 1 has 2\), got 3"):
+    with pytest.raises(
+        CrftagError, match=r"^f.conll:3: expected 2 columns \(line 1 has 2\), got 3"
+    ):
         read("a O\nb O\nc X O\n")
 
 
@@ -73,9 +75,7 @@ def test_conllu_needs_ten_columns():
 def test_markup_blocks_are_kept_for_writing_back():
     sentences = read(CONLL03, keep_raw=True, keep_markup=True)
     assert [len(s.tokens) for s in sentences] == [0, 3, 2]
-    written = "".join(
-        format_conll_block(s, ["X"] * len(s.tokens)) for s in sentences
-    )
+    written = "".join(format_conll_block(s, ["X"] * len(s.tokens)) for s in sentences)
     assert written.splitlines()[0] == "-DOCSTART- -X- -X- O O"
     assert written.splitlines()[2] == "EU NNP B-NP B-ORG X"
     # Every original line is there, in order, with one column more.

@@ -114,7 +114,9 @@ def test_identities_that_cannot_be_faked():
     emissions = torch.zeros(2, 6, 4)
     mask = torch.ones(2, 6, dtype=torch.bool)
     # All-zero potentials: every one of K^T paths scores 0, so log Z = T log K.
-    torch.testing.assert_close(crf.log_partition(emissions, mask), torch.full((2,), 6 * math.log(4)))
+    torch.testing.assert_close(
+        crf.log_partition(emissions, mask), torch.full((2,), 6 * math.log(4))
+    )
     crf = random_crf(4, 7)
     emissions, mask, _ = random_batch(5, 7, 4, 7)
     tags, best = crf.decode(emissions, mask)
@@ -133,8 +135,9 @@ def test_padding_invariance_and_batched_equals_one_at_a_time():
     noisy = emissions.masked_fill(~mask.unsqueeze(2), 1e4)
     noisy_tags = tags.masked_fill(~mask, 2)
     for method in ("log_partition", "marginals"):
-        torch.testing.assert_close(getattr(crf, method)(noisy, mask),
-                                   getattr(crf, method)(emissions, mask))
+        torch.testing.assert_close(
+            getattr(crf, method)(noisy, mask), getattr(crf, method)(emissions, mask)
+        )
     torch.testing.assert_close(crf.score(noisy, noisy_tags, mask), crf.score(emissions, tags, mask))
     torch.testing.assert_close(crf.decode(noisy, mask), crf.decode(emissions, mask))
     batched_nll = crf.nll(emissions, tags, mask, reduction="none")
@@ -143,8 +146,9 @@ def test_padding_invariance_and_batched_equals_one_at_a_time():
         n = int(lengths[b])
         one_mask = torch.ones(1, n, dtype=torch.bool)
         one_emissions, one_tags = emissions[b : b + 1, :n], tags[b : b + 1, :n]
-        torch.testing.assert_close(crf.nll(one_emissions, one_tags, one_mask, reduction="none"),
-                                   batched_nll[b : b + 1])
+        torch.testing.assert_close(
+            crf.nll(one_emissions, one_tags, one_mask, reduction="none"), batched_nll[b : b + 1]
+        )
         single_tags, single_score = crf.decode(one_emissions, one_mask)
         assert single_tags[0].tolist() == batched_tags[b, :n].tolist()
         torch.testing.assert_close(single_score, batched_scores[b : b + 1])
@@ -157,8 +161,9 @@ def test_reductions():
     losses = crf.nll(emissions, tags, mask, reduction="none")
     torch.testing.assert_close(crf.nll(emissions, tags, mask, reduction="sum"), losses.sum())
     torch.testing.assert_close(crf.nll(emissions, tags, mask), losses.mean())
-    torch.testing.assert_close(crf.nll(emissions, tags, mask, reduction="token_mean"),
-                               losses.sum() / mask.sum())
+    torch.testing.assert_close(
+        crf.nll(emissions, tags, mask, reduction="token_mean"), losses.sum() / mask.sum()
+    )
     with pytest.raises(ValueError, match="reduction"):
         crf.nll(emissions, tags, mask, reduction="average")
 
@@ -250,8 +255,9 @@ def test_same_as_pytorch_crf_with_copied_parameters(num_tags):
         emissions, mask, lengths = random_batch(16, 30, num_tags, 100 + seed)
         tags = torch.randint(0, num_tags, (16, 30), generator=torch.Generator().manual_seed(seed))
         expected_llh = reference(emissions, tags, mask.to(torch.uint8), reduction="none")
-        torch.testing.assert_close(-ours.nll(emissions, tags, mask, reduction="none"),
-                                   expected_llh, atol=1e-4, rtol=0)
+        torch.testing.assert_close(
+            -ours.nll(emissions, tags, mask, reduction="none"), expected_llh, atol=1e-4, rtol=0
+        )
         expected_paths = reference.decode(emissions, mask.to(torch.uint8))
         decoded, _ = ours.decode(emissions, mask)
         for b in range(16):

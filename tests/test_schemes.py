@@ -34,7 +34,9 @@ def test_detection():
 def test_malformed_sequences_read_like_conlleval():
     # I-X after O opens a chunk; a type change closes one; E-X without B-X still ends a chunk.
     assert to_spans(["O", "I-PER", "I-LOC", "E-LOC", "B-ORG"]) == [
-        Span(1, 2, "PER"), Span(2, 4, "LOC"), Span(4, 5, "ORG")
+        Span(1, 2, "PER"),
+        Span(2, 4, "LOC"),
+        Span(4, 5, "ORG"),
     ]
 
 
@@ -77,8 +79,10 @@ def enumerate_valid(scheme, labels, length):
     allowed, start, end = allowed_transitions(scheme, labels)
     valid = []
     for path in itertools.product(range(len(labels)), repeat=length):
-        ok = start[path[0]] and end[path[-1]] and all(
-            allowed[a][b] for a, b in zip(path, path[1:], strict=False)
+        ok = (
+            start[path[0]]
+            and end[path[-1]]
+            and all(allowed[a][b] for a, b in zip(path, path[1:], strict=False))
         )
         if ok:
             valid.append([labels[i] for i in path])

@@ -1,0 +1,124 @@
+"""CRF kernel speed against pytorch-crf, measured in one process on the same inputs.
+
+Reports, per shape, the median time of NLL forward+backward and of Viterbi decoding for crftag's
+CRF and for pytorch-crf (the reference), and their ratio. Values are checked to agree first.
+
+    python benchmarks/crf_kernels.py [--threads 2] [--repeats 20] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import time
+
+import torch
+import torchcrf
+
+from crftag.crf import CRF
+
+SHAPES = [  # (batch, min length, max length, tags)
+    (32, 5, 40, 9),
+    (32, 5, 40, 18),
+    (256, 5, 60, 9),
+]
+
+
+def make_inputs(batch, low, high, num_tags, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(low, high + 1, (batch,), generator=generator)
+    lengths[0] = high
+    mask = torch.arange(high).unsqueeze(0) < lengths.unsqueeze(1)
+    emissions = torch.randn(batch, high, num_tags, generator=generator)
+    tags = torch.randint(0, num_tags, (batch, high), generator=generator)
+    return emissions, tags, mask
+
+
+def median_seconds(function, repeats):
+    function()  # warm-up
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def bench_shape(batch, low, high, num_tags, repeats):
+    emissions, tags, mask = make_inputs(batch, low, high, num_tags)
+    reference = torchcrf.CRF(num_tags, batch_first=True)
+    ours = CRF(num_tags)
+    with torch.no_grad():
+        ours.transitions.copy_(reference.transitions)
+        ours.start_transitions.copy_(reference.start_transitions)
+        ours.end_transitions.copy_(reference.end_transitions)
+    mask_u8 = mask.to(torch.uint8)
+    ours_nll = ours.nll(emissions, tags, mask, reduction="sum")
+    reference_nll = -reference(emissions, tags, mask_u8, reduction="sum")
+    assert torch.allclose(ours_nll, reference_nll, rtol=1e-4), (ours_nll, reference_nll)
+    assert ours.decode(emissions, mask)[0].masked_fill(~mask, -1).tolist() == [
+        path + [-1] * (high - len(path)) for path in reference.decode(emissions, mask_u8)
+    ]
+
+    def ours_step():
+        leaf = emissions.clone().requires_grad_(True)
+        ours.nll(leaf, tags, mask, reduction="sum").backward()
+
+    def reference_step():
+        leaf = emissions.clone().requires_grad_(True)
+        (-reference(leaf, tags, mask_u8, reduction="sum")).backward()
+
+    def ours_decode():
+        with torch.no_grad():
+            ours.decode(emissions, mask)
+
+    def reference_decode():
+        with torch.no_grad():
+            reference.decode(emissions, mask_u8)
+
+    def ours_marginals():
+        with torch.no_grad():
+            ours.marginals(emissions, mask)
+
+    result = {"shape": {"batch": batch, "lengths": [low, high], "tags": num_tags}}
+    for name, mine, theirs in (
+        ("nll_forward_backward", ours_step, reference_step),
+        ("viterbi_decode", ours_decode, reference_decode),
+    ):
+        t_mine, t_theirs = median_seconds(mine, repeats), median_seconds(theirs, repeats)
+        result[name] = {"crftag_s": t_mine, "pytorch_crf_s": t_theirs, "speedup": t_theirs / t_mine}
+    result["marginals_s"] = median_seconds(ours_marginals, repeats)
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    results = [bench_shape(*shape, args.repeats) for shape in SHAPES]
+    print(f"{'shape':<22}{'nll f+b speedup':>16}{'decode speedup':>16}{'marginals/nll':>15}")
+    for r in results:
+        s = r["shape"]
+        label = f"B={s['batch']} T<={s['lengths'][1]} K={s['tags']}"
+        nll, decode = r["nll_forward_backward"], r["viterbi_decode"]
+        print(
+            f"{label:<22}{nll['speedup']:>15.2f}x{decode['speedup']:>15.2f}x"
+            f"{r['marginals_s'] / nll['crftag_s']:>14.2f}x"
+        )
+    if args.json:
+        machine = {
+            "cpu": platform.processor() or platform.machine(),
+            "threads": args.threads,
+            "torch": torch.__version__,
+        }
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump({"machine": machine, "results": results}, handle, indent=2)
+
+
+if __name__ == "__main__":
+    main()

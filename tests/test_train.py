@@ -1,0 +1,42 @@
+"""Training: vocabularies, reproducibility with one seed, early stopping."""
+
+from collections import Counter
+
+import torch
+
+from crftag import cli
+from crftag.vocab import PAD, UNK, Vocabulary, normalize_word
+
+FAST = ["--set", "model.hidden_size=16", "--set", "model.word_dim=16", "--quiet", "--device", "cpu"]
+
+
+def test_vocabulary_min_freq_and_unknowns():
+    vocabulary = Vocabulary.build(Counter({"the": 5, "cat": 2, "rare": 1}), min_freq=2)
+    assert vocabulary.symbols == [PAD, UNK, "the", "cat"]
+    assert vocabulary.index("rare") == 1 and vocabulary.index("cat") == 3
+    restored = Vocabulary.from_state(vocabulary.to_state())
+    assert restored.symbols == vocabulary.symbols
+
+
+def test_word_normalisation():
+    assert normalize_word("Année 2024", lowercase=True, normalize_digits=True) == "année 0000"
+    assert normalize_word("Année 2024", lowercase=False, normalize_digits=False) == "Année 2024"
+
+
+def test_same_seed_same_model_on_cpu(tmp_path):
+    states = []
+    for run in ("a", "b"):
+        args = ["train", "configs/sample.yaml", "-o", str(tmp_path / run), "--seed", "7"]
+        assert cli.run([*args, "--set", "train.epochs=2", *FAST]) == 0
+        states.append(torch.load(tmp_path / run / "model.pt", weights_only=True)["state_dict"])
+    assert states[0].keys() == states[1].keys()
+    for name in states[0]:
+        assert torch.equal(states[0][name], states[1][name]), name
+
+
+def test_early_stopping_ends_before_the_epoch_limit(tmp_path, capsys):
+    # A learning rate of zero never improves on the first epoch's dev score.
+    args = ["train", "configs/sample.yaml", "-o", str(tmp_path), "--set", "train.lr=0"]
+    assert cli.run([*args, "--set", "train.epochs=10", "--set", "train.patience=2", *FAST]) == 0
+    epochs = [line for line in capsys.readouterr().err.splitlines() if line.startswith("epoch")]
+    assert len(epochs) == 3

@@ -49,6 +49,11 @@ class OutputFormat(str, Enum):
     jsonl = "jsonl"
 
 
+class Probabilities(str, Enum):
+    tag = "tag"
+    all = "all"
+
+
 def resolve_device(choice: str):
     """The one place a device is chosen; everything below receives it explicitly."""
     import torch
@@ -111,23 +116,42 @@ def evaluate(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per file.")] = False,
     device: Annotated[DeviceChoice, typer.Option(help="Where to run.")] = DeviceChoice.auto,
     batch_size: Annotated[int, typer.Option(min=1, help="Sentences per batch.")] = 64,
+    with_calibration: Annotated[
+        bool,
+        typer.Option(
+            "--calibration",
+            help="Also a reliability table of span confidence, its expected calibration error, "
+            "and precision/recall when low-confidence spans are dropped.",
+        ),
+    ] = False,
 ) -> None:
     """Score a model on labelled files: entity P/R/F1 (seqeval) and token accuracy."""
-    from crftag.evaluate import format_scores, score, to_json
+    from crftag.evaluate import calibration, format_calibration, format_scores, score, to_json
     from crftag.tagger import Tagger
     from crftag.train import column_spec, read_corpus
 
     tagger = Tagger.load(model, resolve_device(device.value))
     for path in files:
         gold = read_corpus(path, column_spec(tagger.loaded.config, path))
-        predicted = tagger.tag([s.tokens for s in gold], batch_size)
         gold_tags = [s.tags for s in gold]
+        calibrated = with_calibration and tagger.spans
+        if calibrated:
+            predictions = tagger.predict([list(s.tokens) for s in gold], batch_size=batch_size)
+            predicted = [p.tags for p in predictions]
+        else:
+            predicted = tagger.tag([s.tokens for s in gold], batch_size)
         scores = score(gold_tags, predicted, spans=tagger.spans)
+        if calibrated:
+            scores["calibration"] = calibration(gold_tags, [p.spans for p in predictions])
         _report_unseen_labels(path, gold_tags, tagger)
         if as_json:
             typer.echo(to_json({"file": path, **scores}))
         else:
             typer.echo(format_scores(path, scores))
+            if calibrated:
+                typer.echo(format_calibration(scores["calibration"]))
+        if with_calibration and not tagger.spans:
+            typer.echo(f"crftag: warning: {path}: no spans, so no span calibration", err=True)
 
 
 def _report_unseen_labels(path: str, gold: list, tagger) -> None:
@@ -166,6 +190,20 @@ def predict(
     ] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Sentences per batch.")] = 64,
     device: Annotated[DeviceChoice, typer.Option(help="Where to run.")] = DeviceChoice.auto,
+    probs: Annotated[
+        Probabilities | None,
+        typer.Option(
+            help="jsonl: each token's probability of its tag (--probs or --probs tag), "
+            "or of every tag (--probs all)."
+        ),
+    ] = None,
+    nbest: Annotated[
+        int, typer.Option(min=1, help="jsonl: also list the K best tag sequences.")
+    ] = 1,
+    min_confidence: Annotated[
+        float,
+        typer.Option(min=0.0, max=1.0, help="Drop spans less likely than this (tokens become O)."),
+    ] = 0.0,
 ) -> None:
     """Tag sentences from files or stdin; one record per input sentence, in order, on stdout."""
     from crftag.predict import predict_files
@@ -182,6 +220,9 @@ def predict(
             output_format=(output_format or OutputFormat.conll).value,
             batch_size=batch_size,
             output=sys.stdout,
+            probs=probs.value if probs else None,
+            nbest=nbest,
+            min_confidence=min_confidence,
         )
     except BrokenPipeError:
         # The reader went away (`crftag predict | head`): stop quietly, and point stdout at
@@ -193,6 +234,7 @@ def predict(
 def run(args: list[str] | None = None) -> int:
     """Run the CLI and return its exit status, turning user mistakes into one-line errors."""
     command = typer.main.get_command(app)
+    args = _optional_values(list(sys.argv[1:] if args is None else args))
     try:
         status = command.main(args=args, prog_name="crftag", standalone_mode=False)
     except CrftagError as error:
@@ -204,11 +246,22 @@ def run(args: list[str] | None = None) -> int:
     except click_exceptions.UsageError as error:
         print(f"crftag: error: {error.format_message()}", file=sys.stderr)
         return 2
-    except click_exceptions.Abort:
+    except (typer.Abort, KeyboardInterrupt):
         print("crftag: interrupted", file=sys.stderr)
         return 130
     # click hands back the status of `typer.Exit` (and None for a normal return).
     return status if isinstance(status, int) else 0
+
+
+def _optional_values(args: list[str]) -> list[str]:
+    """Let ``--probs`` stand alone as well as take a value: alone it means ``--probs tag``."""
+    expanded = []
+    for position, arg in enumerate(args):
+        expanded.append(arg)
+        following = args[position + 1] if position + 1 < len(args) else None
+        if arg == "--probs" and following not in [choice.value for choice in Probabilities]:
+            expanded.append(Probabilities.tag.value)
+    return expanded
 
 
 def main() -> None:

@@ -176,6 +176,64 @@ class CRF(nn.Module):
         tags = torch.stack(path, dim=1).masked_fill(~mask, 0)
         return tags, scores
 
+    def constrained_log_partition(
+        self, emissions: torch.Tensor, mask: torch.Tensor, allowed_tags: torch.Tensor
+    ) -> torch.Tensor:
+        """log of the summed score of the paths that use only allowed tags. Returns (B,).
+
+        allowed_tags (B, T, K) bool: which tags each position may take (ignored where masked).
+        ``exp(constrained_log_partition - log_partition)`` is the probability that the tag
+        sequence falls in that set, e.g. that a given span is labelled exactly so (Culotta &
+        McCallum 2004). A set with no path gives -inf.
+        """
+        if allowed_tags.shape != emissions.shape:
+            raise ValueError(
+                f"expected allowed_tags of shape {tuple(emissions.shape)}, "
+                f"got {tuple(allowed_tags.shape)}"
+            )
+        return self.log_partition(emissions.masked_fill(~allowed_tags, float("-inf")), mask)
+
+    def decode_nbest(
+        self, emissions: torch.Tensor, mask: torch.Tensor, k: int
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The k highest-scoring distinct tag sequences of each sentence (list Viterbi).
+
+        Returns tags (B, k, T) long with 0 where masked, and scores (B, k) in decreasing order.
+        Where a sentence has fewer than k paths (allowed ones, under constraints) the missing
+        ones score -inf and their tags are meaningless.
+        """
+        self._validate(emissions, mask)
+        if k < 1:
+            raise ValueError(f"expected k >= 1, got {k}")
+        transitions, start, end = self.potentials()
+        batch_size, length, num_tags = emissions.shape
+        # best[b, j, r]: the r-th best score of a prefix ending in tag j.
+        best = emissions.new_full((batch_size, num_tags, k), float("-inf"))
+        best[:, :, 0] = start + emissions[:, 0]
+        # A back-pointer is a flat index  from_tag * k + from_rank  into the previous step.
+        identity = torch.arange(num_tags * k, device=emissions.device).view(1, num_tags, k)
+        identity = identity.expand(batch_size, -1, -1)
+        backpointers = []
+        for t in range(1, length):
+            # (B, K from, k, 1) + (1, K from, 1, K to) -> (B, K from * k, K to)
+            candidates = (best.unsqueeze(3) + transitions.view(1, num_tags, 1, num_tags)).reshape(
+                batch_size, num_tags * k, num_tags
+            )
+            top, index = candidates.topk(k, dim=1)  # (B, k, K to)
+            step = top.transpose(1, 2) + emissions[:, t].unsqueeze(2)  # (B, K to, k)
+            active = mask[:, t].view(batch_size, 1, 1)
+            best = torch.where(active, step, best)
+            backpointers.append(torch.where(active, index.transpose(1, 2), identity))
+        final = (best + end.view(1, num_tags, 1)).reshape(batch_size, num_tags * k)
+        scores, flat = final.topk(k, dim=1)  # (B, k)
+        path = [flat // k]
+        for pointers in reversed(backpointers):
+            flat = pointers.reshape(batch_size, num_tags * k).gather(1, flat)
+            path.append(flat // k)
+        path.reverse()
+        tags = torch.stack(path, dim=2).masked_fill(~mask.unsqueeze(1), 0)  # (B, k, T)
+        return tags, scores
+
     def marginals(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """p(y_t = k | x) at every position, by forward-backward. Returns (B, T, K), 0 if masked."""
         self._validate(emissions, mask)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from crftag.schemes import convert, is_span_tagset
+from crftag.schemes import convert, is_span_tagset, to_spans
 
-__all__ = ["format_scores", "score"]
+__all__ = ["calibration", "format_calibration", "format_scores", "score"]
 
 
 def score(
@@ -99,3 +99,83 @@ def format_scores(name: str, scores: dict) -> str:
 
 def to_json(scores: dict) -> str:
     return json.dumps(scores, sort_keys=True)
+
+
+THRESHOLDS = (0.0, 0.5, 0.7, 0.9, 0.95)
+
+
+def calibration(
+    gold: Sequence[Sequence[str]], predicted_spans: Sequence[Sequence[dict]], bins: int = 10
+) -> dict:
+    """How well span confidence matches span precision.
+
+    gold: gold tag lists (any span scheme); predicted_spans: per sentence, spans with ``start``,
+    ``end``, ``label`` and ``confidence`` (as :meth:`Tagger.predict` gives them). Returns the
+    reliability table (equal-width confidence bins: span count, mean confidence, precision), the
+    expected calibration error (the count-weighted mean of |precision - mean confidence|), and
+    micro precision and recall when spans under each of ``THRESHOLDS`` are dropped.
+    """
+    gold_sets = [
+        {(s.start, s.end, s.label) for s in to_spans(convert(tags, "iob2"))} for tags in gold
+    ]
+    judged = [
+        (span["confidence"], (span["start"], span["end"], span["label"]) in gold_spans)
+        for spans, gold_spans in zip(predicted_spans, gold_sets, strict=True)
+        for span in spans
+    ]
+    total_gold = sum(len(spans) for spans in gold_sets)
+    table = []
+    error = 0.0
+    for b in range(bins):
+        lower, upper = b / bins, (b + 1) / bins
+        inside = [(c, ok) for c, ok in judged if lower <= c < upper or (b == bins - 1 and c == 1.0)]
+        if inside:
+            mean_confidence = sum(c for c, _ in inside) / len(inside)
+            precision = sum(ok for _, ok in inside) / len(inside)
+            error += len(inside) / len(judged) * abs(precision - mean_confidence)
+        else:
+            mean_confidence = precision = None
+        table.append(
+            {
+                "lower": lower,
+                "upper": upper,
+                "spans": len(inside),
+                "mean_confidence": mean_confidence,
+                "precision": precision,
+            }
+        )
+    thresholds = []
+    for threshold in THRESHOLDS:
+        kept = [ok for c, ok in judged if c >= threshold]
+        correct = sum(kept)
+        thresholds.append(
+            {
+                "threshold": threshold,
+                "spans": len(kept),
+                "precision": correct / len(kept) if kept else 0.0,
+                "recall": correct / total_gold if total_gold else 0.0,
+            }
+        )
+    return {"bins": table, "ece": error, "spans": len(judged), "thresholds": thresholds}
+
+
+def format_calibration(result: dict) -> str:
+    lines = [f"span confidence calibration ({result['spans']} predicted spans)"]
+    lines.append(f"{'confidence':<14}{'spans':>8}{'mean conf':>11}{'precision':>11}")
+    for row in result["bins"]:
+        label = f"[{row['lower']:.1f}, {row['upper']:.1f})"
+        if row["spans"]:
+            lines.append(
+                f"{label:<14}{row['spans']:>8}{100 * row['mean_confidence']:>11.2f}"
+                f"{100 * row['precision']:>11.2f}"
+            )
+        else:
+            lines.append(f"{label:<14}{0:>8}{'-':>11}{'-':>11}")
+    lines.append(f"expected calibration error  {100 * result['ece']:.2f}")
+    lines.append(f"{'min confidence':<16}{'spans':>8}{'precision':>11}{'recall':>9}")
+    for row in result["thresholds"]:
+        lines.append(
+            f"{row['threshold']:<16.2f}{row['spans']:>8}{100 * row['precision']:>11.2f}"
+            f"{100 * row['recall']:>9.2f}"
+        )
+    return "\n".join(lines)

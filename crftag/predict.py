@@ -18,8 +18,7 @@ from crftag.conll import (
     read_lines,
     source_name,
 )
-from crftag.schemes import to_spans
-from crftag.tagger import Tagger
+from crftag.tagger import Prediction, Tagger
 from crftag.tokenize import tokenize
 
 __all__ = ["INPUT_FORMATS", "OUTPUT_FORMATS", "predict_files", "read_sentences"]
@@ -53,27 +52,17 @@ def read_sentences(path: str, input_format: str, word_column: int | None) -> Ite
             yield Record(sentence, markup=not sentence.tokens)
 
 
-def format_record(record: Record, tags: list[str], output_format: str, column_input: bool) -> str:
-    tokens = record.sentence.tokens
+def format_record(
+    record: Record, prediction: Prediction, output_format: str, column_input: bool
+) -> str:
     if output_format == "jsonl":
         if record.markup:
             return ""
-        spans = [
-            {
-                "start": span.start,
-                "end": span.end,
-                "label": span.label,
-                "text": " ".join(tokens[span.start : span.end]),
-            }
-            for span in to_spans(tags)
-        ]
-        return (
-            json.dumps({"tokens": list(tokens), "tags": tags, "spans": spans}, ensure_ascii=False)
-            + "\n"
-        )
+        return json.dumps(prediction.to_dict(), ensure_ascii=False) + "\n"
     if column_input:
-        return format_conll_block(record.sentence, tags)
-    return "".join(f"{token}\t{tag}\n" for token, tag in zip(tokens, tags, strict=True)) + "\n"
+        return format_conll_block(record.sentence, prediction.tags)
+    pairs = zip(prediction.tokens, prediction.tags, strict=True)
+    return "".join(f"{token}\t{tag}\n" for token, tag in pairs) + "\n"
 
 
 def predict_files(
@@ -84,20 +73,44 @@ def predict_files(
     output_format: str,
     batch_size: int,
     output: TextIO,
+    probs: str | None = None,
+    nbest: int = 1,
+    min_confidence: float = 0.0,
 ) -> int:
-    """Tag every input and write the records to ``output``; return the number of sentences."""
+    """Tag every input and write the records to ``output``; return the number of sentences.
+
+    JSON lines carry everything :meth:`Tagger.predict` computes (span confidence, sequence
+    probability, and marginals or n-best on request); CoNLL output needs only the Viterbi tags,
+    and takes the fast path unless spans are filtered by confidence.
+    """
     column_input = input_format in ("conll", "conllu")
     word_column = tagger.loaded.config.data.word_column
     records = itertools.chain.from_iterable(
         read_sentences(path, input_format, word_column) for path in paths
     )
     count = 0
+    full = output_format == "jsonl" or min_confidence > 0
     while batch := list(itertools.islice(records, batch_size)):
-        predicted = tagger.tag([record.sentence.tokens for record in batch], batch_size)
+        token_lists = [list(record.sentence.tokens) for record in batch]
+        if full:
+            predictions = tagger.predict(
+                token_lists,
+                probs=probs,
+                nbest=nbest,
+                min_confidence=min_confidence,
+                batch_size=batch_size,
+            )
+        else:
+            predictions = [
+                Prediction(tokens=tokens, tags=tags)
+                for tokens, tags in zip(
+                    token_lists, tagger.tag(token_lists, batch_size), strict=True
+                )
+            ]
         output.write(
             "".join(
-                format_record(record, tags, output_format, column_input)
-                for record, tags in zip(batch, predicted, strict=True)
+                format_record(record, prediction, output_format, column_input)
+                for record, prediction in zip(batch, predictions, strict=True)
             )
         )
         output.flush()

@@ -21,6 +21,7 @@ __all__ = [
     "detect_scheme",
     "from_spans",
     "is_span_tagset",
+    "span_pattern",
     "to_spans",
 ]
 
@@ -179,3 +180,20 @@ def allowed_transitions(
         start = [True] * len(parts)
         end = [True] * len(parts)
     return allowed, start, end
+
+
+def span_pattern(span: Span, scheme: str) -> tuple[list[str], str | None]:
+    """How ``scheme`` writes exactly this span: the tags on its tokens, and the one tag that must
+    not follow it because it would extend the span (None when the scheme closes spans itself).
+
+    With constrained transitions these fix the span exactly: a tag sequence contains the span iff
+    its tags match the pattern, which is what span confidence sums over.
+    """
+    if scheme == "bioes":
+        return from_spans(
+            [Span(0, span.end - span.start, span.label)], span.end - span.start, "bioes"
+        ), None
+    if scheme == "iob2":
+        size = span.end - span.start
+        return [f"B-{span.label}"] + [f"I-{span.label}"] * (size - 1), f"I-{span.label}"
+    raise ValueError(f"expected the training scheme bioes or iob2, got {scheme!r}")

@@ -1,17 +1,67 @@
-"""Tagging token lists with a trained model: batching by length, decoding, and writing the tags
-in IOB2 (or as they are, for tags that are not spans)."""
+"""Tagging with a trained model, and everything the CRF can say about its answer.
+
+:meth:`Tagger.tag` is the fast path (Viterbi tags only, used by training and eval).
+:meth:`Tagger.predict` adds, exactly, what a CRF knows: each span's confidence (constrained
+forward-backward, Culotta & McCallum 2004), the probability of the whole tag sequence, token
+marginals, and the n best sequences. Tags are written in IOB2 (or as they are, for tags that are
+not spans), whatever scheme the model was trained in.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import torch
 
-from crftag.batching import bucketed_batches, collate, encode
+from crftag.batching import Batch, bucketed_batches, collate, encode
 from crftag.checkpoint import LoadedModel, load_model
-from crftag.schemes import convert
+from crftag.confidence import span_confidences
+from crftag.schemes import Span, convert, from_spans, to_spans
+from crftag.tokenize import tokenize
 
-__all__ = ["Tagger"]
+__all__ = ["Prediction", "Tagger"]
+
+
+@dataclass
+class Prediction:
+    """What the model says about one sentence.
+
+    tokens       the tokens tagged
+    tags         the best tag sequence (IOB2 for entity tags)
+    spans        entities: ``start``, ``end`` (token offsets, end exclusive), ``label``, ``text``
+                 and ``confidence``, the probability that exactly this span is in the output
+    score        the best sequence's score; ``probability`` = p(tags | tokens)
+    token_probs  with ``probs``: each token's marginal probability of its predicted tag
+    marginals    with ``probs='all'``: each token's distribution over all output tags
+    nbest        with ``nbest > 1``: the best sequences, each ``tags``, ``score``, ``probability``
+    """
+
+    tokens: list[str]
+    tags: list[str]
+    spans: list[dict] = field(default_factory=list)
+    score: float = 0.0
+    probability: float = 1.0
+    token_probs: list[float] | None = None
+    marginals: list[dict[str, float]] | None = None
+    nbest: list[dict] | None = None
+
+    def to_dict(self) -> dict:
+        record = {
+            "tokens": self.tokens,
+            "tags": self.tags,
+            "spans": self.spans,
+            "score": self.score,
+            "probability": self.probability,
+        }
+        if self.token_probs is not None:
+            record["probs"] = self.token_probs
+        if self.marginals is not None:
+            record["marginals"] = self.marginals
+        if self.nbest is not None:
+            record["nbest"] = self.nbest
+        return record
 
 
 class Tagger:
@@ -21,9 +71,19 @@ class Tagger:
         self.loaded = loaded
         self.device = torch.device(device)
         self.model = loaded.model.to(self.device)
+        internal = loaded.vocabularies.tags.symbols
+        # Output tags and the (K internal, K output) 0/1 map that sums internal marginals into
+        # output ones: in IOB2, B-X covers BIOES's B-X and S-X, and I-X covers I-X and E-X.
+        names = [self._output_tag(tag) for tag in internal]
+        self.output_tags = sorted(set(names))
+        columns = [self.output_tags.index(name) for name in names]
+        self._to_output = torch.zeros(len(internal), len(self.output_tags), device=self.device)
+        self._to_output[torch.arange(len(internal)), torch.tensor(columns)] = 1.0
+        self._tag_index = {tag: i for i, tag in enumerate(internal)}
 
     @classmethod
     def load(cls, path: str, device: torch.device | str = "cpu") -> Tagger:
+        """Load a checkpoint file or run directory; never runs code stored in the file."""
         return cls(load_model(path, device), device)
 
     @property
@@ -31,20 +91,155 @@ class Tagger:
         """Whether the tags are entity spans (NER) rather than one label per token (POS)."""
         return self.loaded.train_scheme != "none"
 
-    @torch.inference_mode()
-    def tag(self, sentences: Sequence[Sequence[str]], batch_size: int = 64) -> list[list[str]]:
-        """Tags for each token list, in input order; an empty sentence gets no tags."""
-        self.model.eval()
+    def _output_tag(self, tag: str) -> str:
+        if not self.spans or tag == "O":
+            return tag
+        prefix, label = tag.split("-", 1)
+        return f"{'B' if prefix in ('B', 'S') else 'I'}-{label}"
+
+    def _to_output_tags(self, internal: list[str]) -> list[str]:
+        return convert(internal, "iob2") if self.spans else internal
+
+    def _batches(self, sentences: Sequence[Sequence[str]], batch_size: int):
+        """(indices into sentences, padded batch) for the non-empty sentences, longest first."""
         vocabularies = self.loaded.vocabularies
-        results: list[list[str]] = [[] for _ in sentences]
         non_empty = [i for i, tokens in enumerate(sentences) if tokens]
         lengths = [len(sentences[i]) for i in non_empty]
-        symbols = vocabularies.tags.symbols
-        for batch_rows in bucketed_batches(lengths, batch_size):
-            indices = [non_empty[row] for row in batch_rows]
-            batch = collate([encode(sentences[i], vocabularies) for i in indices]).to(self.device)
+        for rows in bucketed_batches(lengths, batch_size):
+            indices = [non_empty[row] for row in rows]
+            batch = collate([encode(sentences[i], vocabularies) for i in indices])
+            yield indices, batch.to(self.device)
+
+    @torch.inference_mode()
+    def tag(self, sentences: Sequence[Sequence[str]], batch_size: int = 64) -> list[list[str]]:
+        """Viterbi tags for each token list, in input order; an empty sentence gets no tags."""
+        self.model.eval()
+        symbols = self.loaded.vocabularies.tags.symbols
+        results: list[list[str]] = [[] for _ in sentences]
+        for indices, batch in self._batches(sentences, batch_size):
             tags, _ = self.model.decode(batch)
             for index, row in zip(indices, tags.tolist(), strict=True):  # one host copy a batch
-                predicted = [symbols[t] for t in row[: len(sentences[index])]]
-                results[index] = convert(predicted, "iob2") if self.spans else predicted
+                results[index] = self._to_output_tags(
+                    [symbols[t] for t in row[: len(sentences[index])]]
+                )
         return results
+
+    @torch.inference_mode()
+    def predict(
+        self,
+        sentences: Sequence[str | Sequence[str]],
+        *,
+        probs: str | None = None,
+        nbest: int = 1,
+        min_confidence: float = 0.0,
+        batch_size: int = 64,
+    ) -> list[Prediction]:
+        """Tag sentences, each a string (split by the built-in tokenizer) or a list of tokens.
+
+        probs: None, ``"tag"`` (each token's probability of its tag) or ``"all"`` (every tag's).
+        nbest: also list the ``nbest`` best tag sequences with their probabilities.
+        min_confidence: drop spans less likely than this (their tokens become ``O``).
+        """
+        if probs not in (None, "tag", "all"):
+            raise ValueError(f"expected probs None|'tag'|'all', got {probs!r}")
+        self.model.eval()
+        token_lists = [
+            tokenize(sentence) if isinstance(sentence, str) else list(sentence)
+            for sentence in sentences
+        ]
+        # An empty sentence has one (empty) tag sequence, with probability 1.
+        results = [
+            Prediction(
+                tokens=tokens,
+                tags=[],
+                token_probs=[] if probs else None,
+                marginals=[] if probs == "all" else None,
+                nbest=[{"tags": [], "score": 0.0, "probability": 1.0}] if nbest > 1 else None,
+            )
+            for tokens in token_lists
+        ]
+        for indices, batch in self._batches(token_lists, batch_size):
+            for index, prediction in zip(
+                indices, self._predict_batch(batch, probs, nbest), strict=True
+            ):
+                prediction.tokens = token_lists[index]
+                _drop_unlikely_spans(prediction, min_confidence)
+                results[index] = prediction
+        return results
+
+    def _predict_batch(self, batch: Batch, probs: str | None, nbest: int) -> list[Prediction]:
+        crf = self.model.crf
+        emissions = self.model.emissions(batch)  # (B, T, K)
+        mask = batch.mask
+        tags, scores = crf.decode(emissions, mask)
+        log_z = crf.log_partition(emissions, mask)  # (B,)
+        symbols = self.loaded.vocabularies.tags.symbols
+        lengths = batch.lengths.tolist()
+        internal = [
+            [symbols[t] for t in row[:n]] for row, n in zip(tags.tolist(), lengths, strict=True)
+        ]
+        spans = [to_spans(row) if self.spans else [] for row in internal]
+        confidences = span_confidences(
+            crf, emissions, mask, spans, self.loaded.train_scheme, self._tag_index, log_z
+        )
+
+        marginals = None
+        if probs is not None:
+            marginals = (crf.marginals(emissions, mask) @ self._to_output).tolist()  # (B, T, K')
+        top = None
+        if nbest > 1:
+            top_tags, top_scores = crf.decode_nbest(emissions, mask, nbest)
+            top = (top_tags.tolist(), top_scores.tolist())
+
+        predictions = []
+        for row, tags_row in enumerate(internal):
+            output = self._to_output_tags(tags_row)
+            prediction = Prediction(
+                tokens=[],
+                tags=output,
+                spans=[
+                    {"start": s.start, "end": s.end, "label": s.label, "confidence": c}
+                    for s, c in zip(spans[row], confidences[row], strict=True)
+                ],
+                score=float(scores[row]),
+                probability=math.exp(min(0.0, float(scores[row] - log_z[row]))),
+            )
+            if marginals is not None:
+                distributions = marginals[row][: lengths[row]]
+                columns = [self.output_tags.index(tag) for tag in output]
+                prediction.token_probs = [d[c] for d, c in zip(distributions, columns, strict=True)]
+                if probs == "all":
+                    prediction.marginals = [
+                        dict(zip(self.output_tags, d, strict=True)) for d in distributions
+                    ]
+            if top is not None:
+                prediction.nbest = [
+                    {
+                        "tags": self._to_output_tags([symbols[t] for t in path[: lengths[row]]]),
+                        "score": score,
+                        "probability": math.exp(min(0.0, score - float(log_z[row]))),
+                    }
+                    for path, score in zip(top[0][row], top[1][row], strict=True)
+                    if score != float("-inf")
+                ]
+            predictions.append(prediction)
+        return predictions
+
+
+def _drop_unlikely_spans(prediction: Prediction, min_confidence: float) -> None:
+    """Fill in span texts, and remove spans below ``min_confidence`` (their tokens become O)."""
+    kept = [span for span in prediction.spans if span["confidence"] >= min_confidence]
+    if len(kept) != len(prediction.spans):
+        prediction.tags = from_spans(
+            [Span(s["start"], s["end"], s["label"]) for s in kept], len(prediction.tags), "iob2"
+        )
+    prediction.spans = [
+        {
+            "start": span["start"],
+            "end": span["end"],
+            "label": span["label"],
+            "text": " ".join(prediction.tokens[span["start"] : span["end"]]),
+            "confidence": span["confidence"],
+        }
+        for span in kept
+    ]

@@ -148,3 +148,101 @@ def test_console_script_and_module_entry_point(sample_model):
         "Oslo",
         ".",
     ]
+
+
+def test_jsonl_carries_confidence_probability_and_nbest(invoke, sample_model):
+    text = "John Smith lives in Berlin.\nShares in Siemens rose in Tokyo.\n\nAnna\n"
+    result = invoke(
+        ["predict", "-m", str(sample_model), "--format", "jsonl", "--nbest", "3", "--probs"],
+        stdin=text,
+    )
+    assert result.status == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(records) == 4
+    for record in records:
+        assert 0.0 <= record["probability"] <= 1.0
+        for span in record["spans"]:
+            assert 0.0 <= span["confidence"] <= 1.0
+        assert len(record["probs"]) == len(record["tokens"])
+        if record["tokens"]:
+            paths = record["nbest"]
+            assert len(paths) == 3
+            assert len({tuple(p["tags"]) for p in paths}) == 3
+            assert paths[0]["score"] >= paths[1]["score"] >= paths[2]["score"]
+            assert paths[0]["tags"] == record["tags"]
+            assert abs(paths[0]["probability"] - record["probability"]) < 1e-6
+
+
+def test_probs_all_are_distributions_and_min_confidence_drops_spans(invoke, sample_model):
+    text = "Greta Holloway met Boris in Tbilisi.\n"
+    full = invoke(
+        ["predict", "-m", str(sample_model), "--format", "jsonl", "--probs", "all"], stdin=text
+    )
+    record = json.loads(full.stdout)
+    for distribution, tag, p in zip(
+        record["marginals"], record["tags"], record["probs"], strict=True
+    ):
+        assert abs(sum(distribution.values()) - 1.0) < 1e-4
+        assert distribution[tag] == p
+    threshold = 1.0 - 1e-12
+    strict = invoke(
+        [
+            "predict",
+            "-m",
+            str(sample_model),
+            "--format",
+            "jsonl",
+            "--min-confidence",
+            str(threshold),
+        ],
+        stdin=text,
+    )
+    kept = json.loads(strict.stdout)
+    assert all(span["confidence"] >= threshold for span in kept["spans"])
+    covered = {i for span in kept["spans"] for i in range(span["start"], span["end"])}
+    assert all(tag == "O" for i, tag in enumerate(kept["tags"]) if i not in covered)
+
+
+def test_eval_calibration_prints_table_and_ece(invoke, sample_model):
+    result = invoke(["eval", "data/ner_sample.dev.conll", "-m", str(sample_model), "--calibration"])
+    assert result.status == 0, result.stderr
+    assert "expected calibration error" in result.stdout
+    as_json = invoke(
+        ["eval", "data/ner_sample.dev.conll", "-m", str(sample_model), "--calibration", "--json"]
+    )
+    calibration = json.loads(as_json.stdout)["calibration"]
+    assert sum(row["spans"] for row in calibration["bins"]) == calibration["spans"]
+    assert 0.0 <= calibration["ece"] <= 1.0
+    # With no threshold every predicted span is kept: the figures are eval's own micro P/R.
+    micro = json.loads(as_json.stdout)["entities"]["micro"]
+    assert abs(calibration["thresholds"][0]["precision"] - micro["precision"]) < 1e-9
+    assert abs(calibration["thresholds"][0]["recall"] - micro["recall"]) < 1e-9
+
+
+def test_constrained_decoding_never_outputs_a_malformed_span(sample_model):
+    from crftag import Tagger
+    from crftag.conll import ColumnSpec, read_columns
+    from crftag.schemes import convert
+
+    tagger = Tagger.load(str(sample_model))
+    with open("data/ner_sample.test.conll", "rb") as stream:
+        sentences = [s.tokens for s in read_columns(stream, "test", ColumnSpec())]
+    symbols = tagger.loaded.vocabularies.tags.symbols
+    for indices, batch in tagger._batches(sentences, 64):
+        tags, _ = tagger.model.decode(batch)
+        for index, row in zip(indices, tags.tolist(), strict=True):
+            internal = [symbols[t] for t in row[: len(sentences[index])]]
+            assert convert(internal, "bioes") == internal  # well-formed BIOES
+
+
+def test_readme_python_example_runs(sample_model, tmp_path, monkeypatch, capsys):
+    readme = open("README.md", encoding="utf-8").read()
+    section = readme.split("## Python API", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "sample").symlink_to(sample_model)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("['John', 'Smith', 'lives', 'in', 'Berlin', '.']")
+    assert printed[-1].startswith("  ") or printed[-1].startswith("['Anna'")

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import torch
 
@@ -236,7 +237,7 @@ def test_constrained_decoding_never_outputs_a_malformed_span(sample_model):
 
 
 def test_readme_python_example_runs(sample_model, tmp_path, monkeypatch, capsys):
-    readme = open("README.md", encoding="utf-8").read()
+    readme = Path("README.md").read_text(encoding="utf-8")
     section = readme.split("## Python API", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     (tmp_path / "runs").mkdir()

@@ -17,6 +17,10 @@ from crftag.vocab import Vocabulary, normalize_word
 
 __all__ = ["Batch", "Encoded", "Vocabularies", "bucketed_batches", "collate", "encode"]
 
+# Characters of a word the character encoder sees: a word's shape is in its first few dozen
+# characters, and a cap keeps one 1 MB "word" from making a (B, T, 1M) tensor.
+MAX_WORD_CHARS = 64
+
 
 @dataclass
 class Vocabularies:
@@ -99,8 +103,9 @@ def encode(
 ) -> Encoded:
     """Indices of one sentence. ``tags`` must all be in the tag vocabulary (KeyError if not)."""
     words = [vocabularies.words.index(vocabularies.word_key(token)) for token in tokens]
-    longest = max((len(token) for token in tokens), default=1)
-    chars = [vocabularies.chars.indices(token) + [0] * (longest - len(token)) for token in tokens]
+    clipped = [token[:MAX_WORD_CHARS] for token in tokens]
+    longest = max((len(token) for token in clipped), default=1)
+    chars = [vocabularies.chars.indices(token) + [0] * (longest - len(token)) for token in clipped]
     return Encoded(
         words=torch.tensor(words, dtype=torch.long),
         chars=torch.tensor(chars, dtype=torch.long).view(len(tokens), longest),

@@ -49,6 +49,11 @@ class OutputFormat(str, Enum):
     jsonl = "jsonl"
 
 
+class OnError(str, Enum):
+    stop = "stop"
+    skip = "skip"
+
+
 class Probabilities(str, Enum):
     tag = "tag"
     all = "all"
@@ -204,6 +209,13 @@ def predict(
         float,
         typer.Option(min=0.0, max=1.0, help="Drop spans less likely than this (tokens become O)."),
     ] = 0.0,
+    on_error: Annotated[
+        OnError,
+        typer.Option(
+            help="An unreadable input line: stop with its line number (after writing everything "
+            "before it), or skip it with a warning (an empty record for text input)."
+        ),
+    ] = OnError.stop,
 ) -> None:
     """Tag sentences from files or stdin; one record per input sentence, in order, on stdout."""
     from crftag.predict import predict_files
@@ -223,6 +235,7 @@ def predict(
             probs=probs.value if probs else None,
             nbest=nbest,
             min_confidence=min_confidence,
+            on_error=on_error.value,
         )
     except BrokenPipeError:
         # The reader went away (`crftag predict | head`): stop quietly, and point stdout at

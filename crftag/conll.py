@@ -100,17 +100,29 @@ def open_binary(path: str) -> Iterator[BinaryIO]:
         yield handle
 
 
-def read_lines(stream: BinaryIO, source: str) -> Iterator[tuple[int, str]]:
-    """(line number, text) for each line of a UTF-8 byte stream, line ends and BOM removed."""
+def read_lines(
+    stream: BinaryIO, source: str, on_error: str = "stop"
+) -> Iterator[tuple[int, str | None]]:
+    """(line number, text) for each line of a UTF-8 byte stream, line ends and BOM removed.
+
+    A line that is not UTF-8 or holds a NUL byte is an error naming it (``on_error="stop"``), or
+    (``"skip"``) a warning on stderr and ``None`` for its text, so the caller can keep its place.
+    """
     for number, raw in enumerate(stream, 1):
+        problem = None
         if b"\x00" in raw:
-            raise located(source, number, "contains a NUL byte; is this a binary file?")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise located(
-                source, number, f"not valid UTF-8 (byte {error.start + 1} of the line)"
-            ) from None
+            problem = "contains a NUL byte; is this a binary file?"
+        else:
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                problem = f"not valid UTF-8 (byte {error.start + 1} of the line)"
+        if problem is not None:
+            if on_error != "skip":
+                raise located(source, number, problem)
+            print(f"crftag: warning: {source}:{number}: {problem}; skipped", file=sys.stderr)
+            yield number, None
+            continue
         if number == 1 and text.startswith("\ufeff"):
             text = text[1:]
         yield number, text.rstrip("\r\n")
@@ -125,6 +137,8 @@ def detect_format(path: str) -> str:
         return "conll"
     with open_binary(path) as stream:
         for _, text in read_lines(stream, path):
+            if text is None:
+                continue
             if text.startswith("#"):
                 return "conllu"
             if text.strip():
@@ -142,12 +156,14 @@ def read_columns(
     *,
     keep_raw: bool = False,
     keep_markup: bool = False,
+    on_error: str = "stop",
 ) -> Iterator[Sentence]:
     """Sentences of a column file, one at a time.
 
     ``keep_raw`` keeps each sentence's original lines (for writing them back). ``keep_markup``
     also yields blocks that hold no word at all (a ``-DOCSTART-`` line, comments before the end of
     the file) as sentences with no tokens, so that predict loses no line of its input.
+    ``on_error`` as in :func:`read_lines`.
     """
     expected_columns: int | None = None
     expected_from = 0
@@ -156,7 +172,9 @@ def read_columns(
     raw: list[str] = []
     rows: list[int] = []
     first_line = 0
-    for number, text in read_lines(stream, source):
+    for number, text in read_lines(stream, source, on_error):
+        if text is None:  # a bad line, already reported, skipped
+            continue
         if not text.strip():
             if tokens or (keep_markup and raw):
                 yield _sentence(tokens, tags, spec, first_line, raw, rows, keep_raw)

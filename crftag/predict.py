@@ -18,6 +18,7 @@ from crftag.conll import (
     read_lines,
     source_name,
 )
+from crftag.errors import CrftagError
 from crftag.tagger import Prediction, Tagger
 from crftag.tokenize import tokenize
 
@@ -36,20 +37,44 @@ class Record:
     markup: bool = False
 
 
-def read_sentences(path: str, input_format: str, word_column: int | None) -> Iterator[Record]:
+def read_sentences(
+    path: str, input_format: str, word_column: int | None, on_error: str = "stop"
+) -> Iterator[Record]:
     """Records of one input, lazily. ``text`` lines are tokenized, ``tokens`` lines split on
-    whitespace; every line of those two is one sentence, an empty line an empty sentence."""
+    whitespace; every line of those two is one sentence, an empty line an empty sentence, and
+    with ``on_error="skip"`` an unreadable line too."""
     source = source_name(path)
     with open_binary(path) as stream:
         if input_format in ("text", "tokens"):
             split = tokenize if input_format == "text" else str.split
-            for number, line in read_lines(stream, source):
-                yield Record(Sentence(tuple(split(line)), None, number))
+            for number, line in read_lines(stream, source, on_error):
+                yield Record(Sentence(tuple(split(line)) if line else (), None, number))
             return
         spec = ColumnSpec.for_format(input_format, word_column, tag_column=None)
         spec = ColumnSpec(spec.format, spec.word_column, tag_column=None)
-        for sentence in read_columns(stream, source, spec, keep_raw=True, keep_markup=True):
+        sentences = read_columns(
+            stream, source, spec, keep_raw=True, keep_markup=True, on_error=on_error
+        )
+        for sentence in sentences:
             yield Record(sentence, markup=not sentence.tokens)
+
+
+def _batches(records: Iterable[Record], size: int) -> Iterator[list[Record]]:
+    """Batches of records. An input error ends the stream, but only after the records read
+    before it have been handed out, so everything before a bad line is still written."""
+    batch: list[Record] = []
+    try:
+        for record in records:
+            batch.append(record)
+            if len(batch) == size:
+                yield batch
+                batch = []
+    except CrftagError:
+        if batch:
+            yield batch
+        raise
+    if batch:
+        yield batch
 
 
 def format_record(
@@ -76,6 +101,7 @@ def predict_files(
     probs: str | None = None,
     nbest: int = 1,
     min_confidence: float = 0.0,
+    on_error: str = "stop",
 ) -> int:
     """Tag every input and write the records to ``output``; return the number of sentences.
 
@@ -86,11 +112,11 @@ def predict_files(
     column_input = input_format in ("conll", "conllu")
     word_column = tagger.loaded.config.data.word_column
     records = itertools.chain.from_iterable(
-        read_sentences(path, input_format, word_column) for path in paths
+        read_sentences(path, input_format, word_column, on_error) for path in paths
     )
     count = 0
     full = output_format == "jsonl" or min_confidence > 0
-    while batch := list(itertools.islice(records, batch_size)):
+    for batch in _batches(records, batch_size):
         token_lists = [list(record.sentence.tokens) for record in batch]
         if full:
             predictions = tagger.predict(

@@ -10,6 +10,7 @@ not spans), whatever scheme the model was trained in.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -65,10 +66,18 @@ class Prediction:
 
 
 class Tagger:
-    """A loaded model ready to tag; ``Tagger.load(path)`` reads a checkpoint or run directory."""
+    """A loaded model ready to tag; ``Tagger.load(path)`` reads a checkpoint or run directory.
+
+    Sentences longer than ``max_length`` tokens are tagged in consecutive pieces of at most that
+    many tokens (said once on stderr): the pieces are independent sentences to the CRF, so an
+    entity is never joined across a cut, and scores add up and probabilities multiply.
+    """
+
+    max_length = 1000
 
     def __init__(self, loaded: LoadedModel, device: torch.device | str = "cpu") -> None:
         self.loaded = loaded
+        self._warned_long = False
         self.device = torch.device(device)
         self.model = loaded.model.to(self.device)
         internal = loaded.vocabularies.tags.symbols
@@ -115,14 +124,35 @@ class Tagger:
         """Viterbi tags for each token list, in input order; an empty sentence gets no tags."""
         self.model.eval()
         symbols = self.loaded.vocabularies.tags.symbols
-        results: list[list[str]] = [[] for _ in sentences]
-        for indices, batch in self._batches(sentences, batch_size):
+        pieces, owners = self._pieces(sentences)
+        tagged: list[list[str]] = [[] for _ in pieces]
+        for indices, batch in self._batches(pieces, batch_size):
             tags, _ = self.model.decode(batch)
             for index, row in zip(indices, tags.tolist(), strict=True):  # one host copy a batch
-                results[index] = self._to_output_tags(
-                    [symbols[t] for t in row[: len(sentences[index])]]
+                tagged[index] = self._to_output_tags(
+                    [symbols[t] for t in row[: len(pieces[index])]]
                 )
+        results: list[list[str]] = [[] for _ in sentences]
+        for owner, tags in zip(owners, tagged, strict=True):
+            results[owner].extend(tags)
         return results
+
+    def _pieces(self, sentences: Sequence[Sequence[str]]) -> tuple[list[Sequence[str]], list[int]]:
+        """Sentences cut into pieces of at most ``max_length`` tokens, and each piece's sentence."""
+        pieces: list[Sequence[str]] = []
+        owners: list[int] = []
+        for index, tokens in enumerate(sentences):
+            if len(tokens) > self.max_length and not self._warned_long:
+                self._warned_long = True
+                print(
+                    f"crftag: note: a sentence of {len(tokens)} tokens is tagged in pieces of at "
+                    f"most {self.max_length} tokens",
+                    file=sys.stderr,
+                )
+            for start in range(0, max(len(tokens), 1), self.max_length):
+                pieces.append(tokens[start : start + self.max_length])
+                owners.append(index)
+        return pieces, owners
 
     @torch.inference_mode()
     def predict(
@@ -158,13 +188,24 @@ class Tagger:
             )
             for tokens in token_lists
         ]
-        for indices, batch in self._batches(token_lists, batch_size):
+        pieces, owners = self._pieces(token_lists)
+        parts: list[list[Prediction]] = [[] for _ in token_lists]
+        piece_predictions: list[Prediction | None] = [None] * len(pieces)
+        for indices, batch in self._batches(pieces, batch_size):
             for index, prediction in zip(
                 indices, self._predict_batch(batch, probs, nbest), strict=True
             ):
-                prediction.tokens = token_lists[index]
+                prediction.tokens = list(pieces[index])
                 _drop_unlikely_spans(prediction, min_confidence)
-                results[index] = prediction
+                piece_predictions[index] = prediction
+        for owner, prediction in zip(owners, piece_predictions, strict=True):
+            if prediction is not None:  # None: an empty sentence, already in results
+                parts[owner].append(prediction)
+        for index, sentence_parts in enumerate(parts):
+            if len(sentence_parts) == 1:
+                results[index] = sentence_parts[0]
+            elif sentence_parts:
+                results[index] = _join(sentence_parts)
         return results
 
     def _predict_batch(self, batch: Batch, probs: str | None, nbest: int) -> list[Prediction]:
@@ -180,7 +221,7 @@ class Tagger:
         ]
         spans = [to_spans(row) if self.spans else [] for row in internal]
         confidences = span_confidences(
-            crf, emissions, mask, spans, self.loaded.train_scheme, self._tag_index, log_z
+            crf, emissions, mask, spans, self.loaded.train_scheme, self._tag_index
         )
 
         marginals = None
@@ -224,6 +265,31 @@ class Tagger:
                 ]
             predictions.append(prediction)
         return predictions
+
+
+def _join(parts: list[Prediction]) -> Prediction:
+    """One prediction from those of a long sentence's consecutive pieces. The n best of the
+    whole are not the n best of each piece combined, so only the best sequence is listed."""
+    joined = Prediction(tokens=[], tags=[], score=0.0, probability=1.0)
+    for part in parts:
+        offset = len(joined.tokens)
+        joined.tokens.extend(part.tokens)
+        joined.tags.extend(part.tags)
+        joined.spans.extend(
+            {**span, "start": span["start"] + offset, "end": span["end"] + offset}
+            for span in part.spans
+        )
+        joined.score += part.score
+        joined.probability *= part.probability
+        if part.token_probs is not None:
+            joined.token_probs = (joined.token_probs or []) + part.token_probs
+        if part.marginals is not None:
+            joined.marginals = (joined.marginals or []) + part.marginals
+    if parts[0].nbest is not None:
+        joined.nbest = [
+            {"tags": joined.tags, "score": joined.score, "probability": joined.probability}
+        ]
+    return joined
 
 
 def _drop_unlikely_spans(prediction: Prediction, min_confidence: float) -> None:

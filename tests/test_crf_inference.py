@@ -153,6 +153,31 @@ def test_nbest_first_is_viterbi():
     assert (top_scores[:, :-1] >= top_scores[:, 1:]).all()
 
 
+@pytest.mark.parametrize("scheme", ["bioes", "iob2"])
+def test_span_confidence_equals_the_constrained_partition(scheme):
+    """The shared-pass formula against the direct definition: a constrained forward pass with
+    the span's tags fixed (span_allowed_tags), on longer random sentences."""
+    from crftag.confidence import span_allowed_tags
+
+    labels = LABELS[scheme]
+    tag_index = {tag: i for i, tag in enumerate(labels)}
+    crf = random_crf(labels, scheme, 8)
+    emissions, mask, lengths = random_batch(4, 30, len(labels), 8)
+    generator = torch.Generator().manual_seed(2)
+    spans = []
+    for n in lengths.tolist():
+        starts = torch.randint(0, n, (6,), generator=generator).tolist()
+        spans.append([Span(s, min(n, s + 1 + (s * 7) % 4), "A") for s in starts])
+    confidences = span_confidences(crf, emissions, mask, spans, scheme, tag_index)
+    log_z = crf.log_partition(emissions, mask)
+    for b, row_spans in enumerate(spans):
+        for span, confidence in zip(row_spans, confidences[b], strict=True):
+            allowed = span_allowed_tags(span, 30, scheme, tag_index, len(labels)).unsqueeze(0)
+            direct = crf.constrained_log_partition(emissions[b : b + 1], mask[b : b + 1], allowed)
+            expected = float((direct - log_z[b]).exp().detach())
+            assert confidence == pytest.approx(expected, abs=1e-9)
+
+
 def test_constrained_log_partition_equals_brute_force():
     labels = LABELS["iob2"]
     crf = random_crf(labels, None, 3)

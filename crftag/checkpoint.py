@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import pickle
 import tempfile
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -72,12 +73,18 @@ def save_model(path: str, loaded: LoadedModel) -> None:
         "metrics": loaded.metrics,
         "state_dict": {k: v.detach().cpu() for k, v in loaded.model.state_dict().items()},
     }
+    write_atomically(path, state)
+
+
+def write_atomically(path: str, payload: dict) -> None:
+    """``torch.save`` to a temporary file beside ``path``, flushed to disk, then renamed over
+    it: a crash at any moment leaves either the old file or the new one, never a torn one."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=".model-", suffix=".tmp", dir=directory)
+    handle, temporary = tempfile.mkstemp(prefix=".partial-", suffix=".pt", dir=directory)
     try:
         with os.fdopen(handle, "wb") as stream:
-            torch.save(state, stream)
+            torch.save(payload, stream)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)
@@ -99,15 +106,40 @@ def resolve_model_path(path: str) -> str:
     return path
 
 
+def read_checkpoint(path: str) -> dict:
+    """The dict stored in a checkpoint file. ``weights_only`` loading admits tensors and plain
+    values only, so a file crafted to run code when unpickled is refused, not run."""
+    try:
+        with warnings.catch_warnings():  # torch's notes on odd pickles would break the one line
+            warnings.simplefilter("ignore")
+            state = torch.load(path, map_location="cpu", weights_only=True)
+    except (
+        pickle.UnpicklingError,
+        RuntimeError,
+        EOFError,
+        ValueError,
+        OSError,
+        KeyError,
+        IndexError,
+    ) as error:
+        # A pickle that names a Python callable (os.system, ...) is what code execution needs.
+        if "Weights only load failed" in str(error) and "global" in str(error).lower():
+            raise CrftagError(
+                f"{path}: refused: the file holds objects other than tensors and plain values "
+                "(it may try to run code when loaded); crftag checkpoints never do"
+            ) from None
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise CrftagError(f"{path}: not a loadable crftag checkpoint ({first[:200]})") from None
+    if not isinstance(state, dict):
+        raise CrftagError(f"{path}: not a crftag checkpoint")
+    return state
+
+
 def load_model(path: str, device: torch.device | str = "cpu") -> LoadedModel:
     """Load a checkpoint without executing anything stored in it."""
     path = resolve_model_path(path)
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, OSError) as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise CrftagError(f"{path}: not a loadable crftag checkpoint ({first[:200]})") from None
-    if not isinstance(state, dict) or state.get("format") != "crftag":
+    state = read_checkpoint(path)
+    if state.get("format") != "crftag":
         raise CrftagError(f"{path}: not a crftag checkpoint")
     version = state.get("format_version")
     if not isinstance(version, int) or version > FORMAT_VERSION:

@@ -20,7 +20,7 @@ except ImportError:  # older Typer runs on click itself
     from click import exceptions as click_exceptions
 
 from crftag import __version__
-from crftag.errors import CrftagError
+from crftag.errors import CrftagError, TrainingInterrupted
 
 app = typer.Typer(
     name="crftag",
@@ -87,7 +87,9 @@ def main_options(
 
 @app.command()
 def train(
-    config: Annotated[str, typer.Argument(help="YAML config file.", show_default=False)],
+    config: Annotated[
+        str | None, typer.Argument(help="YAML config file.", show_default=False)
+    ] = None,
     output: Annotated[str, typer.Option("-o", "--output", help="Run directory.")] = "runs/latest",
     overrides: Annotated[
         list[str] | None,
@@ -95,18 +97,41 @@ def train(
     ] = None,
     device: Annotated[DeviceChoice, typer.Option(help="Where to train.")] = DeviceChoice.auto,
     seed: Annotated[int | None, typer.Option(help="Random seed (overrides train.seed).")] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            help="Continue the interrupted run in this directory, with its own config.",
+            show_default=False,
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
-    """Train a BiLSTM-CRF from CONFIG and save it in the run directory."""
+    """Train a BiLSTM-CRF from CONFIG and save it in the run directory.
+
+    SIGINT (Ctrl-C) or SIGTERM writes a resumable checkpoint and exits with 130 or 143;
+    `crftag train --resume DIR` continues the run where it stopped.
+    """
     from crftag.config import load_config
     from crftag.train import train as run_training
 
-    settings = list(overrides or [])
-    if seed is not None:
-        settings.append(f"train.seed={seed}")
-    loaded_config = load_config(config, settings)
-    resolved = resolve_device(device.value)
-    metrics = run_training(loaded_config, output, device=resolved, progress=not quiet)
+    if resume is not None:
+        if config is not None or overrides or seed is not None:
+            raise CrftagError(
+                "--resume continues a run with its own config: give no CONFIG, --set or --seed"
+            )
+        metrics = run_training(
+            None, resume, device=resolve_device(device.value), progress=not quiet, resume=True
+        )
+        output = resume
+    else:
+        if config is None:
+            raise CrftagError("train needs a CONFIG file (or --resume RUN_DIR)")
+        settings = list(overrides or [])
+        if seed is not None:
+            settings.append(f"train.seed={seed}")
+        loaded_config = load_config(config, settings)
+        resolved = resolve_device(device.value)
+        metrics = run_training(loaded_config, output, device=resolved, progress=not quiet)
     best = metrics.get("dev")
     summary = f"saved {os.path.join(output, 'model.pt')}"
     if best is not None:
@@ -250,6 +275,9 @@ def run(args: list[str] | None = None) -> int:
     args = _optional_values(list(sys.argv[1:] if args is None else args))
     try:
         status = command.main(args=args, prog_name="crftag", standalone_mode=False)
+    except TrainingInterrupted as interruption:
+        print(f"crftag: {interruption}", file=sys.stderr)
+        return interruption.exit_code
     except CrftagError as error:
         sys.stdout.flush()
         print(f"crftag: error: {error}", file=sys.stderr)

@@ -18,3 +18,11 @@ def located(source: str, line: int | None, message: str) -> CrftagError:
     """An error about ``source`` (a file name, or ``<stdin>``) at a 1-based ``line``."""
     where = f"{source}:{line}" if line is not None else source
     return CrftagError(f"{where}: {message}")
+
+
+class TrainingInterrupted(Exception):
+    """Training stopped on a signal after writing a resumable checkpoint; exits 128 + signal."""
+
+    def __init__(self, signal_number: int, message: str) -> None:
+        super().__init__(message)
+        self.exit_code = 128 + signal_number

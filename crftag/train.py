@@ -6,30 +6,43 @@ reports each epoch on stderr and writes the checkpoint and ``metrics.json`` into
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
 import random
+import signal
 import sys
+import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 import torch
 from tqdm import tqdm
 
 from crftag.batching import Vocabularies, bucketed_batches, collate, encode
-from crftag.checkpoint import FILE_NAME, LoadedModel, build_model, save_model
+from crftag.checkpoint import (
+    FILE_NAME,
+    FORMAT_VERSION,
+    LoadedModel,
+    build_model,
+    read_checkpoint,
+    save_model,
+    write_atomically,
+)
 from crftag.config import Config
 from crftag.conll import ColumnSpec, Sentence, detect_format, open_binary, read_columns
-from crftag.errors import CrftagError
+from crftag.errors import CrftagError, TrainingInterrupted
 from crftag.evaluate import score
 from crftag.schemes import convert, detect_scheme, is_span_tagset
 from crftag.tagger import Tagger
 from crftag.vocab import Vocabulary
 
-__all__ = ["EpochResult", "column_spec", "fit", "read_corpus", "train"]
+__all__ = ["EpochResult", "TrainingInterrupted", "column_spec", "fit", "read_corpus", "train"]
+
+RESUME_FILE = "resume.pt"
 
 
 @dataclass(frozen=True)
@@ -96,97 +109,195 @@ def build_vocabularies(
     return vocabularies
 
 
+@dataclass
+class Progress:
+    """Where a training run stands: with the weights and optimizer state, all that resuming needs.
+
+    The learning-rate schedule is a function of ``epoch`` alone, so it needs no state of its own.
+    """
+
+    epoch: int = 1  # the epoch under way, 1-based
+    step: int = 0  # batches of it already done
+    batch_order_state: tuple | None = None  # the batch-order generator at the epoch's start
+    epoch_loss: float = 0.0  # summed loss of the batches done
+    epoch_seconds: float = 0.0  # time spent on the epoch before an interruption
+    best_score: float = -math.inf
+    epochs_without_gain: int = 0
+    history: list = field(default_factory=list)  # one EpochResult dict per finished epoch
+
+
 def fit(
     config: Config,
     output_dir: str,
     *,
     device: torch.device,
     progress: bool = True,
+    resume: dict | None = None,
+    stop_requested: Callable[[], int | None] = lambda: None,
 ) -> Iterator[EpochResult]:
-    """Train, saving the best-on-dev model to ``output_dir/model.pt``; yield each epoch."""
-    settings = config.train
-    random.seed(settings.seed)
-    torch.manual_seed(settings.seed)
-    rng = random.Random(settings.seed)
+    """Train, keeping the best-on-dev model in ``output_dir/model.pt``; yield each epoch.
 
+    ``resume`` is the content of a ``resume.pt`` to continue from. ``stop_requested`` is polled
+    after every batch; when it returns a signal number, the run writes ``resume.pt`` and raises
+    :class:`TrainingInterrupted`. ``resume.pt`` is also written after every epoch, so a run killed
+    outright can resume from its last finished epoch.
+    """
+    settings = config.train
     train_sentences = read_corpus(config.data.train, column_spec(config, config.data.train))
     dev_sentences = (
         read_corpus(config.data.dev, column_spec(config, config.data.dev))
         if config.data.dev
         else []
     )
-    data_scheme, train_scheme = _resolve_schemes(config, train_sentences, config.data.train)
-    train_tags = [
-        s.tags if train_scheme == "none" else tuple(convert(s.tags, train_scheme))
+    if resume is None:
+        data_scheme, train_scheme = _resolve_schemes(config, train_sentences, config.data.train)
+    else:
+        data_scheme, train_scheme = resume["data_scheme"], resume["train_scheme"]
+    train_sentences = [
+        Sentence(
+            s.tokens,
+            s.tags if train_scheme == "none" else tuple(convert(s.tags, train_scheme)),
+            s.line,
+        )
         for s in train_sentences
     ]
-    train_sentences = [
-        Sentence(s.tokens, tags, s.line)
-        for s, tags in zip(train_sentences, train_tags, strict=True)
-    ]
-    vocabularies = build_vocabularies(config, train_sentences, train_scheme)
+    if resume is None:
+        vocabularies = build_vocabularies(config, train_sentences, train_scheme)
+    else:
+        vocabularies = Vocabularies.from_state(resume["vocabularies"])
     encoded = [encode(s.tokens, vocabularies, s.tags) for s in train_sentences]
     lengths = [len(s.tokens) for s in train_sentences]
     total_tokens = sum(lengths)
 
+    torch.manual_seed(settings.seed)
+    batch_order = random.Random(settings.seed)
     model = build_model(config, vocabularies, train_scheme).to(device)
     optimizer = _optimizer(config, model)
+    state = Progress(batch_order_state=batch_order.getstate())
+    if resume is not None:
+        model.load_state_dict(resume["model"])
+        optimizer.load_state_dict(resume["optimizer"])
+        state = Progress(**resume["progress"])
+        torch.set_rng_state(resume["torch_rng"])
     loaded = LoadedModel(model, vocabularies, config, data_scheme, train_scheme, metrics={})
     tagger = Tagger(loaded, device)
     checkpoint = os.path.join(output_dir, FILE_NAME)
-    best_score = -math.inf
-    epochs_without_gain = 0
+    resume_path = os.path.join(output_dir, RESUME_FILE)
 
-    for epoch in range(1, settings.epochs + 1):
+    def save_progress() -> None:
+        _save_resume(resume_path, loaded, optimizer, state)
+
+    while state.epoch <= settings.epochs:
+        if settings.patience and state.epochs_without_gain >= settings.patience:
+            break
+        epoch = state.epoch
         started = time.perf_counter()
         learning_rate = _learning_rate(config, epoch)
         for group in optimizer.param_groups:
             group["lr"] = learning_rate
         model.train()
-        total_loss = torch.zeros((), device=device)
-        batches = bucketed_batches(lengths, settings.batch_size, rng)
-        for rows in tqdm(
-            batches,
+        batch_order.setstate(state.batch_order_state)
+        batches = bucketed_batches(lengths, settings.batch_size, batch_order)
+        epoch_loss = torch.tensor(state.epoch_loss, device=device)
+        bar = tqdm(
+            total=len(batches),
+            initial=state.step,
             desc=f"epoch {epoch}",
             unit="batch",
             leave=False,
             file=sys.stderr,
             disable=None if progress else True,  # None: a bar on terminals, none in logs
-        ):
-            batch = collate([encoded[i] for i in rows]).to(device)
-            loss = model.loss(batch, reduction=settings.loss_reduction)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if settings.clip_grad_norm:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), settings.clip_grad_norm)
-            optimizer.step()
-            total_loss += loss.detach() * (len(rows) if settings.loss_reduction == "mean" else 1)
-        train_seconds = time.perf_counter() - started
+        )
+        with bar:
+            for rows in batches[state.step :]:
+                batch = collate([encoded[i] for i in rows]).to(device)
+                loss = model.loss(batch, reduction=settings.loss_reduction)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                if settings.clip_grad_norm:
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), settings.clip_grad_norm)
+                optimizer.step()
+                scale = len(rows) if settings.loss_reduction == "mean" else 1
+                epoch_loss += loss.detach() * scale
+                state.step += 1
+                bar.update()
+                signal_number = stop_requested()
+                if signal_number is not None:
+                    state.epoch_loss = float(epoch_loss)
+                    state.epoch_seconds += time.perf_counter() - started
+                    save_progress()
+                    raise TrainingInterrupted(
+                        signal_number,
+                        f"interrupted at epoch {epoch}, batch {state.step} of {len(batches)}; "
+                        f"continue with: crftag train --resume {output_dir}",
+                    )
+        train_seconds = state.epoch_seconds + time.perf_counter() - started
 
         dev_score = None
         if dev_sentences:
             predicted = tagger.tag([s.tokens for s in dev_sentences])
             scores = score([s.tags for s in dev_sentences], predicted, spans=tagger.spans)
             dev_score = _headline(scores)
-        improved = dev_score is None or dev_score > best_score
+        improved = dev_score is None or dev_score > state.best_score
         if improved:
-            best_score = dev_score if dev_score is not None else best_score
-            epochs_without_gain = 0
+            state.best_score = dev_score if dev_score is not None else state.best_score
+            state.epochs_without_gain = 0
             loaded.metrics = {"epoch": epoch, "dev": dev_score}
             save_model(checkpoint, loaded)
         else:
-            epochs_without_gain += 1
-        yield EpochResult(
+            state.epochs_without_gain += 1
+        result = EpochResult(
             epoch=epoch,
-            loss=float(total_loss) / len(train_sentences),
+            loss=float(epoch_loss) / len(train_sentences),
             dev_score=dev_score,
             best=improved,
-            seconds=time.perf_counter() - started,
+            seconds=state.epoch_seconds + time.perf_counter() - started,
             tokens_per_second=total_tokens / train_seconds,
             learning_rate=learning_rate,
         )
-        if settings.patience and epochs_without_gain >= settings.patience:
-            break
+        state.history.append(dataclasses.asdict(result))
+        state.epoch, state.step = epoch + 1, 0
+        state.epoch_loss, state.epoch_seconds = 0.0, 0.0
+        state.batch_order_state = batch_order.getstate()
+        save_progress()
+        yield result
+        signal_number = stop_requested()
+        if signal_number is not None:
+            raise TrainingInterrupted(
+                signal_number,
+                f"interrupted after epoch {epoch}; "
+                f"continue with: crftag train --resume {output_dir}",
+            )
+
+
+def _save_resume(path: str, loaded: LoadedModel, optimizer, state: Progress) -> None:
+    """Write everything a resumed run needs, atomically (see :func:`write_atomically`)."""
+    payload = {
+        "format": "crftag-resume",
+        "format_version": FORMAT_VERSION,
+        "config": loaded.config.to_dict(),
+        "vocabularies": loaded.vocabularies.to_state(),
+        "data_scheme": loaded.data_scheme,
+        "train_scheme": loaded.train_scheme,
+        "model": {k: v.detach().cpu() for k, v in loaded.model.state_dict().items()},
+        "optimizer": optimizer.state_dict(),
+        "progress": dataclasses.asdict(state),
+        "torch_rng": torch.get_rng_state(),
+    }
+    write_atomically(path, payload)
+
+
+def load_resume(output_dir: str) -> dict:
+    """The resumable state of a run directory, loaded without executing anything."""
+    path = os.path.join(output_dir, RESUME_FILE)
+    if not os.path.exists(path):
+        raise CrftagError(
+            f"{output_dir}: no {RESUME_FILE} here; nothing to resume (finished, or not a run)"
+        )
+    state = read_checkpoint(path)
+    if state.get("format") != "crftag-resume":
+        raise CrftagError(f"{path}: not a crftag resume file")
+    return state
 
 
 def _headline(scores: dict) -> float:
@@ -236,26 +347,81 @@ def check_data_files(config: Config) -> None:
             raise CrftagError(f"data.{name}: {path}: {what}")
 
 
-def train(config: Config, output_dir: str, *, device: torch.device, progress: bool = True) -> dict:
-    """Train and write ``output_dir/model.pt`` and ``output_dir/metrics.json``; return metrics."""
+class StopSignals:
+    """While active, SIGINT and SIGTERM ask the training loop to stop at the next batch (so it
+    can write a resumable checkpoint) instead of killing it; a second signal stops at once."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._previous: dict = {}
+
+    def __call__(self) -> int | None:
+        return self.received
+
+    def _handle(self, number, frame) -> None:
+        if self.received is not None:
+            raise KeyboardInterrupt
+        self.received = number
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for number in (signal.SIGINT, signal.SIGTERM):
+                self._previous[number] = signal.signal(number, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+
+
+def train(
+    config: Config | None,
+    output_dir: str,
+    *,
+    device: torch.device,
+    progress: bool = True,
+    resume: bool = False,
+) -> dict:
+    """Train and write ``output_dir/model.pt`` and ``output_dir/metrics.json``; return metrics.
+
+    With ``resume``, continue the interrupted run in ``output_dir`` (its config is used).
+    """
+    resume_state = load_resume(output_dir) if resume else None
+    if resume_state is not None:
+        config = Config.from_dict(resume_state["config"], source=output_dir)
     check_data_files(config)
     check_output_dir(output_dir)
-    history = []
-    for result in fit(config, output_dir, device=device, progress=progress):
-        history.append(result)
-        dev = f"  dev {100 * result.dev_score:6.2f}" if result.dev_score is not None else ""
-        mark = "  *" if result.best and result.dev_score is not None else ""
-        print(
-            f"epoch {result.epoch:3d}  loss {result.loss:9.4f}{dev}  lr {result.learning_rate:.4g}"
-            f"  {result.seconds:6.1f}s  {result.tokens_per_second:8.0f} tok/s{mark}",
-            file=sys.stderr,
-            flush=True,
-        )
+    history = (
+        [EpochResult(**r) for r in resume_state["progress"]["history"]] if resume_state else []
+    )
+    with StopSignals() as stop_requested:
+        for result in fit(
+            config,
+            output_dir,
+            device=device,
+            progress=progress,
+            resume=resume_state,
+            stop_requested=stop_requested,
+        ):
+            history.append(result)
+            dev = f"  dev {100 * result.dev_score:6.2f}" if result.dev_score is not None else ""
+            mark = "  *" if result.best and result.dev_score is not None else ""
+            print(
+                f"epoch {result.epoch:3d}  loss {result.loss:9.4f}{dev}  "
+                f"lr {result.learning_rate:.4g}  {result.seconds:6.1f}s  "
+                f"{result.tokens_per_second:8.0f} tok/s{mark}",
+                file=sys.stderr,
+                flush=True,
+            )
+    best = [r for r in history if r.best]
     metrics: dict = {
         "epochs": len(history),
-        "best_epoch": max((r for r in history if r.best), key=lambda r: r.epoch).epoch,
+        "best_epoch": best[-1].epoch if best else None,
         "dev": max((r.dev_score for r in history if r.dev_score is not None), default=None),
         "train_seconds": sum(r.seconds for r in history),
+        "tokens_per_second": (
+            sum(r.tokens_per_second for r in history) / len(history) if history else None
+        ),
         "device": str(device),
     }
     if config.data.test:
@@ -269,4 +435,6 @@ def train(config: Config, output_dir: str, *, device: torch.device, progress: bo
     with open(os.path.join(output_dir, "metrics.json"), "w", encoding="utf-8") as handle:
         json.dump(metrics, handle, indent=2, sort_keys=True)
         handle.write("\n")
+    # Finished: there is nothing left to resume.
+    os.unlink(os.path.join(output_dir, RESUME_FILE))
     return metrics

@@ -1,0 +1,185 @@
+"""Interruption and resume, atomic checkpoints, hostile model files, unseen labels."""
+
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from crftag.checkpoint import load_model, write_atomically
+from crftag.errors import CrftagError
+
+SMALL = [
+    "--set",
+    "model.hidden_size=16",
+    "--set",
+    "model.word_dim=16",
+    "--set",
+    "train.epochs=3",
+    "--set",
+    "train.batch_size=4",
+    "--device",
+    "cpu",
+    "--quiet",
+    "--seed",
+    "3",
+]
+
+
+def crftag(*args, **kwargs):
+    return subprocess.Popen(
+        [sys.executable, "-m", "crftag", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
+
+
+def wait_for_line(process, prefix, timeout=120):
+    deadline = time.time() + timeout
+    lines = []
+    while time.time() < deadline:
+        line = process.stderr.readline()
+        if not line:
+            break
+        lines.append(line)
+        if line.startswith(prefix):
+            return lines
+    raise AssertionError(f"no line starting {prefix!r} in {lines}")
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_and_resumed_run_equals_uninterrupted_run(tmp_path, signal_number):
+    straight = tmp_path / "straight"
+    done = crftag("train", "configs/sample.yaml", "-o", str(straight), *SMALL)
+    assert done.wait(timeout=300) == 0, done.stderr.read()
+
+    broken = tmp_path / "broken"
+    process = crftag("train", "configs/sample.yaml", "-o", str(broken), *SMALL)
+    wait_for_line(process, "epoch   1")
+    process.send_signal(signal_number)  # lands somewhere in epoch 2
+    assert process.wait(timeout=120) == 128 + signal_number
+    message = process.stderr.read()
+    assert "Traceback" not in message
+    assert f"crftag train --resume {broken}" in message
+    assert (broken / "resume.pt").exists()
+
+    resumed = crftag("train", "--resume", str(broken), "--device", "cpu", "--quiet")
+    assert resumed.wait(timeout=300) == 0, resumed.stderr.read()
+    assert not (broken / "resume.pt").exists()
+    expected = json.loads((straight / "metrics.json").read_text())
+    got = json.loads((broken / "metrics.json").read_text())
+    assert got["dev"] == expected["dev"] and got["test"] == expected["test"]
+    assert got["epochs"] == expected["epochs"] == 3
+    a = torch.load(straight / "model.pt", weights_only=True)["state_dict"]
+    b = torch.load(broken / "model.pt", weights_only=True)["state_dict"]
+    assert all(torch.equal(a[name], b[name]) for name in a)
+
+
+def test_kill_9_at_any_moment_leaves_a_loadable_checkpoint(tmp_path):
+    run = tmp_path / "run"
+    process = crftag(
+        "train",
+        "configs/sample.yaml",
+        "-o",
+        str(run),
+        *SMALL[:-2],
+        "--set",
+        "train.epochs=20",
+        "--set",
+        "train.patience=0",
+    )
+    deadline = time.time() + 120
+    while not (run / "model.pt").exists() and time.time() < deadline:
+        time.sleep(0.05)
+    for delay in (0.0, 0.37, 0.71, 1.3):  # kill at unrelated moments, some mid-write
+        time.sleep(delay)
+        assert load_model(str(run)).metrics["epoch"] >= 1
+    process.kill()
+    process.wait()
+    assert load_model(str(run)).metrics["epoch"] >= 1
+    assert torch.load(run / "resume.pt", weights_only=True)["format"] == "crftag-resume"
+
+
+def test_atomic_write_keeps_the_old_file_when_a_write_fails(tmp_path, monkeypatch):
+    path = tmp_path / "model.pt"
+    write_atomically(str(path), {"format": "old"})
+
+    def failing_save(payload, stream):
+        stream.write(b"half a checkpoint")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(torch, "save", failing_save)
+    with pytest.raises(OSError):
+        write_atomically(str(path), {"format": "new"})
+    monkeypatch.undo()
+    assert torch.load(path, weights_only=True) == {"format": "old"}
+    assert os.listdir(tmp_path) == ["model.pt"]  # no temporary file left behind
+
+
+class Payload:
+    """Unpickling this runs a shell command, as a malicious model file would."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_a_model_file_that_runs_code_when_unpickled_is_refused(tmp_path, invoke):
+    marker = tmp_path / "pwned"
+    hostile = tmp_path / "model.pt"
+    torch.save({"format": "crftag", "payload": Payload(str(marker))}, hostile)
+    with pytest.raises(CrftagError, match="refused"):
+        load_model(str(hostile))
+    result = invoke(["predict", "-m", str(hostile)], stdin="a b\n")
+    assert result.status == 2 and "refused" in result.stderr
+    assert not marker.exists()
+    plain = tmp_path / "plain.pkl"
+    plain.write_bytes(pickle.dumps(Payload(str(marker))))
+    assert invoke(["eval", "data/ner_sample.dev.conll", "-m", str(plain)]).status == 2
+    assert not marker.exists()
+
+
+def test_truncated_random_and_newer_checkpoints_give_clear_errors(tmp_path, sample_model, invoke):
+    data = (sample_model / "model.pt").read_bytes()
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(data[: len(data) // 2])
+    noise = tmp_path / "noise.pt"
+    noise.write_bytes(os.urandom(4096))
+    newer = tmp_path / "newer.pt"
+    state = torch.load(sample_model / "model.pt", weights_only=True)
+    state["format_version"] = 99
+    torch.save(state, newer)
+    for path, message in (
+        (truncated, "not a loadable"),
+        (noise, "not a loadable"),
+        (newer, "checkpoint format 99 is newer"),
+    ):
+        result = invoke(["predict", "-m", str(path)], stdin="a\n")
+        assert result.status == 2, result.stderr
+        assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_labels_unseen_in_training_are_errors_not_crashes(tmp_path, sample_model, invoke):
+    gold = tmp_path / "gold.conll"
+    gold.write_text("Anna B-PER\nsings O\nin O\nBaku B-GPE\n\nBob B-PER\n")
+    result = invoke(["eval", str(gold), "-m", str(sample_model), "--json"])
+    assert result.status == 0
+    assert result.stderr.count("labels never seen in training") == 1
+    assert "GPE" in result.stderr
+    scores = json.loads(result.stdout)
+    assert scores["entities"]["GPE"]["recall"] == 0.0
+
+
+def test_resume_without_a_resume_file_is_a_clear_error(tmp_path, invoke):
+    result = invoke(["train", "--resume", str(tmp_path)])
+    assert result.status == 2 and "nothing to resume" in result.stderr

@@ -52,6 +52,8 @@ class VocabConfig:
     min_freq: int = 1  # words seen fewer times in training are unknown
     lowercase: bool = False  # look words up lower-cased
     normalize_digits: bool = True  # look words up with every digit replaced by 0
+    # Refuse, before allocating embeddings, a vocabulary larger than this many words
+    max_size: int = field(default=2_000_000, metadata=_at_least(1))
 
 
 @dataclass(frozen=True)

@@ -101,16 +101,18 @@ def open_binary(path: str) -> Iterator[BinaryIO]:
 
 
 def read_lines(
-    stream: BinaryIO, source: str, on_error: str = "stop"
+    stream: BinaryIO, source: str, on_error: str = "stop", allow_nul: bool = False
 ) -> Iterator[tuple[int, str | None]]:
     """(line number, text) for each line of a UTF-8 byte stream, line ends and BOM removed.
 
-    A line that is not UTF-8 or holds a NUL byte is an error naming it (``on_error="stop"``), or
-    (``"skip"``) a warning on stderr and ``None`` for its text, so the caller can keep its place.
+    A line that is not UTF-8, or holds a NUL byte (a sign of a binary file, unless ``allow_nul``
+    for raw text, where it is just a control character), is an error naming it
+    (``on_error="stop"``), or (``"skip"``) a warning on stderr and ``None`` for its text, so the
+    caller can keep its place.
     """
     for number, raw in enumerate(stream, 1):
         problem = None
-        if b"\x00" in raw:
+        if not allow_nul and b"\x00" in raw:
             problem = "contains a NUL byte; is this a binary file?"
         else:
             try:

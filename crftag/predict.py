@@ -47,7 +47,7 @@ def read_sentences(
     with open_binary(path) as stream:
         if input_format in ("text", "tokens"):
             split = tokenize if input_format == "text" else str.split
-            for number, line in read_lines(stream, source, on_error):
+            for number, line in read_lines(stream, source, on_error, allow_nul=True):
                 yield Record(Sentence(tuple(split(line)) if line else (), None, number))
             return
         spec = ColumnSpec.for_format(input_format, word_column, tag_column=None)

@@ -104,6 +104,12 @@ def build_vocabularies(
             chars.update(token)
         tags.update(sentence.tags)
     vocabularies.words = Vocabulary.build(words, min_freq=config.vocab.min_freq)
+    if len(vocabularies.words) > config.vocab.max_size:
+        raise CrftagError(
+            f"{config.data.train}: the training vocabulary has {len(vocabularies.words)} words, "
+            f"more than vocab.max_size={config.vocab.max_size}; raise vocab.max_size or "
+            "vocab.min_freq"
+        )
     vocabularies.chars = Vocabulary.build(chars)
     vocabularies.tags = Vocabulary(sorted(tags), has_unknown=False)
     return vocabularies

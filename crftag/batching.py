@@ -37,6 +37,14 @@ class Vocabularies:
             word, lowercase=self.lowercase, normalize_digits=self.normalize_digits
         )
 
+    def word_index(self, token: str) -> int:
+        """A word's index: by its normalised form, then lower-cased (as pretrained vectors of
+        lower-cased text were added), else the unknown word."""
+        key = self.word_key(token)
+        if key in self.words:
+            return self.words.index(key)
+        return self.words.index(key.lower())
+
     def to_state(self) -> dict:
         return {
             "words": self.words.to_state(),
@@ -102,7 +110,7 @@ def encode(
     tokens: Sequence[str], vocabularies: Vocabularies, tags: Sequence[str] | None = None
 ) -> Encoded:
     """Indices of one sentence. ``tags`` must all be in the tag vocabulary (KeyError if not)."""
-    words = [vocabularies.words.index(vocabularies.word_key(token)) for token in tokens]
+    words = [vocabularies.word_index(token) for token in tokens]
     clipped = [token[:MAX_WORD_CHARS] for token in tokens]
     longest = max((len(token) for token in clipped), default=1)
     chars = [vocabularies.chars.indices(token) + [0] * (longest - len(token)) for token in clipped]

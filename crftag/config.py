@@ -54,6 +54,9 @@ class VocabConfig:
     normalize_digits: bool = True  # look words up with every digit replaced by 0
     # Refuse, before allocating embeddings, a vocabulary larger than this many words
     max_size: int = field(default=2_000_000, metadata=_at_least(1))
+    # Add up to this many words of model.embeddings (in file order: most frequent first for
+    # GloVe) beyond the training words, so test words training never saw keep their vectors
+    embedding_words: int = 0
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,8 @@ class ModelConfig:
     num_layers: int = field(default=1, metadata=_at_least(1))  # word BiLSTM layers
     dropout: float = 0.5  # on the embeddings and the BiLSTM output
     constrained: bool = True  # forbid transitions the span scheme makes impossible
+    embeddings: str | None = None  # pretrained vectors, GloVe or word2vec text, plain or .gz
+    freeze_embeddings: bool = False  # keep the word embeddings fixed during training
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,9 @@ class TrainConfig:
     seed: int = 1  # seeds Python and torch; CPU runs with one seed are reproducible
     # nll summed over the batch (Ma & Hovy) or averaged over sentences
     loss_reduction: str = field(default="sum", metadata=_choice("sum", "mean"))
+    # Replace a word seen once in training by the unknown word with this probability (Lample
+    # et al. 2016), so the model learns what to do with words it has never seen
+    word_dropout: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -105,7 +113,7 @@ class Config:
         return _build(cls, raw, source, prefix="")
 
 
-_PATH_KEYS = ("train", "dev", "test")
+_PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings",)}
 
 
 def load_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Config:
@@ -129,12 +137,13 @@ def load_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Confi
     if not isinstance(raw, dict):
         raise CrftagError(f"{path}: expected a mapping of sections (data, vocab, model, train)")
     base = os.path.dirname(os.path.abspath(path))
-    data = raw.get("data")
-    if isinstance(data, dict):
-        raw["data"] = {
-            key: _relative_to(base, value) if key in _PATH_KEYS else value
-            for key, value in data.items()
-        }
+    for section, keys in _PATH_KEYS.items():
+        values = raw.get(section)
+        if isinstance(values, dict):
+            raw[section] = {
+                key: _relative_to(base, value) if key in keys else value
+                for key, value in values.items()
+            }
     for override in overrides:
         _apply_override(raw, override)
     return _build(Config, raw, path, prefix="")

@@ -34,6 +34,7 @@ from crftag.checkpoint import (
 )
 from crftag.config import Config
 from crftag.conll import ColumnSpec, Sentence, detect_format, open_binary, read_columns
+from crftag.embeddings import Embeddings, check_embeddings, read_embeddings
 from crftag.errors import CrftagError, TrainingInterrupted
 from crftag.evaluate import score
 from crftag.schemes import convert, detect_scheme, is_span_tagset
@@ -167,8 +168,12 @@ def fit(
         )
         for s in train_sentences
     ]
+    embeddings = None
     if resume is None:
         vocabularies = build_vocabularies(config, train_sentences, train_scheme)
+        if config.model.embeddings is not None:
+            embeddings = read_embeddings(config.model.embeddings, progress=progress)
+            _extend_with_embeddings(vocabularies, embeddings, config.vocab.embedding_words)
     else:
         vocabularies = Vocabularies.from_state(resume["vocabularies"])
     encoded = [encode(s.tokens, vocabularies, s.tags) for s in train_sentences]
@@ -177,7 +182,16 @@ def fit(
 
     torch.manual_seed(settings.seed)
     batch_order = random.Random(settings.seed)
-    model = build_model(config, vocabularies, train_scheme).to(device)
+    model = build_model(config, vocabularies, train_scheme)
+    if embeddings is not None:
+        _initialise_embeddings(model, vocabularies, embeddings)
+    model.word_embedding.weight.requires_grad_(not config.model.freeze_embeddings)
+    model.to(device)
+    # Words seen once in training: the ones word dropout turns into the unknown word.
+    word_counts = torch.bincount(
+        torch.cat([e.words for e in encoded]), minlength=len(vocabularies.words)
+    )
+    singletons = word_counts == 1
     optimizer = _optimizer(config, model)
     state = Progress(batch_order_state=batch_order.getstate())
     if resume is not None:
@@ -216,7 +230,13 @@ def fit(
         )
         with bar:
             for rows in batches[state.step :]:
-                batch = collate([encoded[i] for i in rows]).to(device)
+                batch = collate([encoded[i] for i in rows])
+                if settings.word_dropout > 0:
+                    dropped = singletons[batch.words] & (
+                        torch.rand(batch.words.shape) < settings.word_dropout
+                    )
+                    batch.words = batch.words.masked_fill(dropped, 1)  # 1 = unknown word
+                batch = batch.to(device)
                 loss = model.loss(batch, reduction=settings.loss_reduction)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
@@ -306,6 +326,43 @@ def load_resume(output_dir: str) -> dict:
     return state
 
 
+def _extend_with_embeddings(vocabularies: Vocabularies, embeddings: Embeddings, limit: int) -> None:
+    """Add up to ``limit`` embedding words (file order) that training did not have."""
+    if limit <= 0:
+        return
+    added: list[str] = []
+    for word in embeddings.words:
+        key = vocabularies.word_key(word)
+        if key not in vocabularies.words and key.lower() not in vocabularies.words:
+            added.append(key)
+            vocabularies.words.extend([key])
+            if len(added) == limit:
+                break
+    print(f"embeddings: added {len(added)} words that training never saw", file=sys.stderr)
+
+
+def _initialise_embeddings(model, vocabularies: Vocabularies, embeddings: Embeddings) -> None:
+    """Copy pretrained vectors into the word embedding rows of the words that have one. Both
+    sides are compared in normalised form (digits as 0), exact first, then lower-cased."""
+    by_key: dict[str, int] = {}
+    for row, word in enumerate(embeddings.words):
+        by_key.setdefault(vocabularies.word_key(word), row)
+    for row, word in enumerate(embeddings.words):
+        by_key.setdefault(vocabularies.word_key(word).lower(), row)
+    targets, sources = [], []
+    for index, key in enumerate(vocabularies.words.symbols[2:], start=2):
+        row = by_key.get(key, by_key.get(key.lower()))
+        if row is not None:
+            targets.append(index)
+            sources.append(row)
+    with torch.no_grad():
+        model.word_embedding.weight[torch.tensor(targets, dtype=torch.long)] = embeddings.vectors[
+            torch.tensor(sources, dtype=torch.long)
+        ]
+    total = len(vocabularies.words) - 2
+    print(f"embeddings: {len(targets)} of {total} words have a pretrained vector", file=sys.stderr)
+
+
 def _headline(scores: dict) -> float:
     """The one number models are selected by: entity micro F1, or token accuracy."""
     entities = scores.get("entities")
@@ -351,6 +408,8 @@ def check_data_files(config: Config) -> None:
         if path is not None and not os.path.isfile(path):
             what = "is a directory" if os.path.isdir(path) else "no such file"
             raise CrftagError(f"data.{name}: {path}: {what}")
+    if config.model.embeddings is not None:
+        check_embeddings(config.model.embeddings, config.model.word_dim)
 
 
 class StopSignals:

@@ -9,7 +9,15 @@ import torch
 
 from crftag.crf import CRF
 
-torch.set_default_dtype(torch.float64)
+
+
+@pytest.fixture(autouse=True)
+def float64():
+    """The brute-force oracles compare in float64; restored afterwards for the other tests."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(previous)
 
 
 def random_crf(num_tags, seed, allowed=None, allowed_start=None, allowed_end=None):

@@ -1,0 +1,92 @@
+"""Pretrained vectors: GloVe and word2vec text, plain or gzip; errors name the line."""
+
+import gzip
+
+import pytest
+import torch
+
+from crftag.embeddings import check_embeddings, read_embeddings
+from crftag.errors import CrftagError
+
+GLOVE = "the 0.1 0.2 0.3\nberlin 1 2 3\nnew york -1 -2 -3.5e-1\n"
+
+
+def test_glove_plain_and_gzip_and_word2vec_header(tmp_path):
+    plain = tmp_path / "v.txt"
+    plain.write_text(GLOVE, encoding="utf-8")
+    packed = tmp_path / "v.gz"  # compression is detected from the bytes, not the name
+    packed.write_bytes(gzip.compress(GLOVE.encode()))
+    word2vec = tmp_path / "w2v.txt"
+    word2vec.write_text("3 3\n" + GLOVE, encoding="utf-8")
+    for path in (plain, packed, word2vec):
+        embeddings = read_embeddings(str(path), progress=False)
+        assert embeddings.words == ["the", "berlin", "new york"]
+        assert embeddings.dim == 3
+        torch.testing.assert_close(embeddings.lookup("Berlin"), torch.tensor([1.0, 2.0, 3.0]))
+        torch.testing.assert_close(embeddings.lookup("new york"), torch.tensor([-1, -2, -0.35]))
+        assert embeddings.lookup("paris") is None
+
+
+def test_malformed_lines_and_dimension_mismatch_name_the_line(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("the 0.1 0.2\nberlin 1 x\n", encoding="utf-8")
+    with pytest.raises(CrftagError, match=r"bad.txt:2: the vector holds something"):
+        read_embeddings(str(bad), progress=False)
+    short = tmp_path / "short.txt"
+    short.write_text("the 0.1 0.2\nberlin 1\n", encoding="utf-8")
+    with pytest.raises(CrftagError, match=r"short.txt:2: expected a word and 2 numbers"):
+        read_embeddings(str(short), progress=False)
+    with pytest.raises(
+        CrftagError,
+        match=r"short.txt:1: vectors have 2 dimensions but "
+        r"model.word_dim is 100",
+    ):
+        check_embeddings(str(short), 100)
+    with pytest.raises(CrftagError, match="no such embeddings file"):
+        check_embeddings(str(tmp_path / "missing.txt"), 100)
+
+
+def test_training_with_embeddings_extends_the_vocabulary(invoke, tmp_path):
+    vectors = tmp_path / "v.txt"
+    vectors.write_text(
+        "berlin " + " ".join(["0.5"] * 16) + "\nzanzibar " + " ".join(["0.25"] * 16) + "\n",
+        encoding="utf-8",
+    )
+    args = [
+        "train",
+        "configs/sample.yaml",
+        "-o",
+        str(tmp_path / "run"),
+        "--device",
+        "cpu",
+        "-q",
+        "--set",
+        "model.word_dim=16",
+        "--set",
+        "model.hidden_size=16",
+        "--set",
+        "train.epochs=1",
+        "--set",
+        f"model.embeddings={vectors}",
+        "--set",
+        "model.freeze_embeddings=true",
+        "--set",
+        "vocab.embedding_words=10",
+        "--set",
+        "train.word_dropout=0.5",
+    ]
+    result = invoke(args)
+    assert result.status == 0, result.stderr
+    # Both file words are new in these forms: "berlin" (training has only "Berlin") and
+    # "zanzibar"; lower-case "berlin" in a test sentence then keeps its vector.
+    assert "added 2 words that training never saw" in result.stderr
+    state = torch.load(tmp_path / "run" / "model.pt", weights_only=True)
+    symbols = state["vocabularies"]["words"]["symbols"]
+    assert "zanzibar" in symbols and "Berlin" in symbols
+    weights = state["state_dict"]["word_embedding.weight"]
+    # Frozen: the pretrained rows are still exactly the file's vectors after training.
+    assert torch.equal(weights[symbols.index("zanzibar")], torch.full((16,), 0.25))
+    assert torch.equal(weights[symbols.index("Berlin")], torch.full((16,), 0.5))
+    result = invoke(["train", "configs/sample.yaml", "--set", f"model.embeddings={vectors}"])
+    assert result.status == 2
+    assert "vectors have 16 dimensions but model.word_dim is 50" in result.stderr

@@ -25,6 +25,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from crftag import crf_kernels as kernels
+
 __all__ = ["CRF"]
 
 
@@ -101,11 +103,7 @@ class CRF(nn.Module):
     def log_partition(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """log Z for each sentence by the forward algorithm. Returns (B,)."""
         self._validate(emissions, mask)
-        alphas = self._forward_alphas(emissions, mask)
-        _, _, end = self.potentials()
-        last = _last_index(mask)
-        final = alphas.gather(1, last.view(-1, 1, 1).expand(-1, 1, self.num_tags)).squeeze(1)
-        return _logsumexp(final + end, dim=1)
+        return kernels.log_partition(emissions, mask, *self.potentials())
 
     def score(
         self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor
@@ -155,26 +153,7 @@ class CRF(nn.Module):
         Returns tags (B, T) long with 0 where masked, and their scores (B,).
         """
         self._validate(emissions, mask)
-        transitions, start, end = self.potentials()
-        batch_size, length, num_tags = emissions.shape
-        best = start + emissions[:, 0]  # (B, K): best score of a path ending in each tag
-        # A padded step keeps its tag: the identity back-pointer lets the backtrace pass through.
-        identity = torch.arange(num_tags, device=emissions.device).expand(batch_size, num_tags)
-        backpointers = []
-        for t in range(1, length):
-            candidates = best.unsqueeze(2) + transitions  # (B, K from, K to)
-            step_best, step_from = candidates.max(dim=1)  # (B, K)
-            active = mask[:, t].unsqueeze(1)
-            best = torch.where(active, step_best + emissions[:, t], best)
-            backpointers.append(torch.where(active, step_from, identity))
-        scores, last_tag = (best + end).max(dim=1)  # (B,)
-        path = [last_tag]
-        for pointers in reversed(backpointers):
-            last_tag = pointers.gather(1, last_tag.unsqueeze(1)).squeeze(1)
-            path.append(last_tag)
-        path.reverse()
-        tags = torch.stack(path, dim=1).masked_fill(~mask, 0)
-        return tags, scores
+        return kernels.viterbi(emissions, mask, *self.potentials())
 
     def constrained_log_partition(
         self, emissions: torch.Tensor, mask: torch.Tensor, allowed_tags: torch.Tensor

@@ -116,7 +116,8 @@ class CRF(nn.Module):
         emitted = emissions.gather(2, tags.unsqueeze(2)).squeeze(2)  # (B, T)
         total = (emitted * maskf).sum(1) + start[tags[:, 0]]
         if tags.size(1) > 1:
-            moved = transitions[tags[:, :-1], tags[:, 1:]]  # (B, T-1)
+            # One flat gather: cheaper, forwards and backwards, than 2-D advanced indexing.
+            moved = transitions.reshape(-1)[tags[:, :-1] * self.num_tags + tags[:, 1:]]  # (B, T-1)
             # Multiplying -inf by a 0 mask gives nan, so padded moves are selected away instead.
             total = total + torch.where(mask[:, 1:], moved, torch.zeros_like(moved)).sum(1)
         last_tags = tags.gather(1, _last_index(mask).unsqueeze(1)).squeeze(1)
@@ -216,12 +217,7 @@ class CRF(nn.Module):
     def marginals(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """p(y_t = k | x) at every position, by forward-backward. Returns (B, T, K), 0 if masked."""
         self._validate(emissions, mask)
-        alphas = self._forward_alphas(emissions, mask, normalize=True)
-        betas = self._backward_betas(emissions, mask, normalize=True)
-        # alpha_t(k) + beta_t(k) - log Z is the log marginal; log Z is the same at every t, so a
-        # softmax over k gives it exactly, whatever per-step constants the recursions dropped.
-        probabilities = torch.softmax(alphas + betas, dim=2)
-        return probabilities * mask.unsqueeze(2).to(emissions.dtype)
+        return kernels.marginals(emissions, mask, *self.potentials())
 
     # ----------------------------------------------------------------------------------------
     # The two recursions

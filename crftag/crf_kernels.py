@@ -18,9 +18,11 @@ Shapes as in :mod:`crftag.crf`: emissions (B, T, K), mask (B, T) bool prefix, K 
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 
-__all__ = ["log_partition", "viterbi"]
+__all__ = ["log_partition", "marginals", "viterbi", "viterbi_torch"]
 
 
 def _finite_max(values: torch.Tensor) -> torch.Tensor:
@@ -29,9 +31,25 @@ def _finite_max(values: torch.Tensor) -> torch.Tensor:
     return torch.where(torch.isfinite(top), top, torch.zeros_like(top))
 
 
-class _LogPartition(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, emissions, mask, transitions, start, end):
+def _length_order(mask: torch.Tensor) -> tuple[torch.Tensor | None, list[int]]:
+    """A permutation putting rows in decreasing length (None when they already are), and for
+    each time step how many rows, in that order, are still running. One host sync."""
+    lengths = mask.sum(1)
+    as_list = lengths.tolist()
+    if all(a >= b for a, b in itertools.pairwise(as_list)):
+        return None, _running_counts(as_list, mask.size(1))
+    order = torch.argsort(lengths, descending=True)
+    return order, _running_counts(lengths[order].tolist(), mask.size(1))
+
+
+class _Forward:
+    """The scaled forward pass over rows sorted longest first, and what the backward needs."""
+
+    def __init__(self, emissions, mask, transitions, start, end):
+        order, running = _length_order(mask)
+        if order is not None:
+            emissions, mask = emissions[order], mask[order]
+        self.order, self.running, self.mask = order, running, mask
         batch_size, length, num_tags = emissions.shape
         shift = _finite_max(transitions)
         weights = (transitions - shift).exp()  # (K, K), forbidden moves are 0
@@ -44,64 +62,107 @@ class _LogPartition(torch.autograd.Function):
         first_top = first.amax(dim=1, keepdim=True)
         first_top = torch.where(torch.isfinite(first_top), first_top, torch.zeros_like(first_top))
         alpha = (first - first_top).exp()
-        norms = emissions.new_ones(batch_size, length)  # s_t: the factor each step was divided by
+        # norms[:, t]: the factor step t was divided by (1 on padding, so its log adds nothing)
+        norms = emissions.new_ones(batch_size, length)
         norms[:, 0] = alpha.sum(1)
-        alpha = alpha / norms[:, 0:1]
-        alphas = emissions.new_empty(batch_size, length, num_tags)  # p_t, each row sums to 1
-        alphas[:, 0] = alpha
-        active = mask.unsqueeze(2)
+        alphas = emissions.new_zeros(batch_size, length, num_tags)  # p_t, rows sum to 1
+        alphas[:, 0] = alpha / norms[:, 0:1]
         for t in range(1, length):
-            step = (alpha @ weights) * scaled[:, t]  # (B, K)
+            n = running[t]
+            if n == 0:
+                break
+            step = (alphas[:n, t - 1] @ weights) * scaled[:n, t]  # (n, K)
             total = step.sum(1, keepdim=True)
-            alpha = torch.where(active[:, t], step / total, alpha)
-            alphas[:, t] = alpha
-            norms[:, t] = total.squeeze(1)
+            alphas[:n, t] = step / total
+            norms[:n, t] = total.squeeze(1)
         lengths = mask.sum(1)
+        last = alphas.gather(1, (lengths - 1).view(-1, 1, 1).expand(-1, 1, num_tags)).squeeze(1)
         end_shift = _finite_max(end)
         end_weights = (end - end_shift).exp()  # (K,)
-        closing = alpha @ end_weights  # (B,) alpha here is each row's last position
         # Padding may hold anything; select it away rather than multiply (0 * inf is nan).
-        step_logs = torch.where(mask, norms.log(), 0.0) + torch.where(
-            mask, top.squeeze(2) + shift, 0.0
+        tops = torch.where(mask[:, 1:], top[:, 1:, 0] + shift, 0.0)
+        log_z = (
+            first_top.squeeze(1)
+            + norms.log().sum(1)
+            + tops.sum(1)
+            + (last @ end_weights).log()
+            + end_shift
         )
-        step_logs[:, 0] = norms[:, 0].log()  # the first step has no transition or emission top
-        log_z = first_top.squeeze(1) + step_logs.sum(1) + closing.log() + end_shift
-        ctx.save_for_backward(alphas, scaled, norms, weights, end_weights, mask, lengths)
-        return log_z
+        self.alphas, self.scaled, self.norms = alphas, scaled, norms
+        self.weights, self.end_weights, self.lengths = weights, end_weights, lengths
+        self.log_z = log_z  # in sorted order
+
+    def betas(self) -> torch.Tensor:
+        """The scaled backward vectors (B, T, K), sorted order: the suffix after each t."""
+        batch_size, length, num_tags = self.alphas.shape
+        # At each sentence's last token only the end transition follows: the starting fill.
+        closing = self.end_weights / self.end_weights.sum()
+        betas = closing.expand(batch_size, length, num_tags).clone()
+        weights_t = self.weights.T
+        for t in range(length - 2, -1, -1):
+            n = self.running[t + 1]  # sentences that go on after t
+            if n == 0:
+                continue
+            step = (self.scaled[:n, t + 1] * betas[:n, t + 1]) @ weights_t
+            betas[:n, t] = step / step.sum(1, keepdim=True)
+        return betas
+
+    def unsort(self, values: torch.Tensor) -> torch.Tensor:
+        if self.order is None:
+            return values
+        return torch.empty_like(values).index_copy_(0, self.order, values)
+
+
+class _LogPartition(torch.autograd.Function):
+    """log Z; rows are taken longest first, so at step t the running sentences are a prefix
+    ``[:running[t]]`` and no step needs a mask."""
+
+    @staticmethod
+    def forward(ctx, emissions, mask, transitions, start, end):
+        forward = _Forward(emissions, mask, transitions, start, end)
+        ctx.forward = forward
+        return forward.unsort(forward.log_z)
 
     @staticmethod
     def backward(ctx, grad_log_z):
-        alphas, scaled, norms, weights, end_weights, mask, lengths = ctx.saved_tensors
-        batch_size, length, num_tags = alphas.shape
-        # betas[:, t]: the scaled backward vector; the suffix after t in probability space.
-        betas = torch.empty_like(alphas)
-        closing = (end_weights / end_weights.sum()).expand(batch_size, num_tags)
-        beta = closing
-        betas[:, length - 1] = beta
-        weights_t = weights.T
-        for t in range(length - 2, -1, -1):
-            step = (scaled[:, t + 1] * beta) @ weights_t
-            step = step / step.sum(1, keepdim=True)
-            # Where t + 1 is padding, t is the last token: only the end transition follows.
-            beta = torch.where(mask[:, t + 1].unsqueeze(1), step, closing)
-            betas[:, t] = beta
-        joint = alphas * betas  # proportional to the marginals at each position
-        active = mask.unsqueeze(2)
+        forward = ctx.forward  # kept: backward may run again with retain_graph
+        alphas, scaled, norms = forward.alphas, forward.scaled, forward.norms
+        num_tags = alphas.size(2)
+        if forward.order is not None:
+            grad_log_z = grad_log_z[forward.order]
+        betas = forward.betas()
+        joint = alphas * betas  # proportional to the marginals at each position; 0 on padding
+        active = forward.mask.unsqueeze(2)
         per_position = torch.where(active, joint.sum(2, keepdim=True), 1.0)  # (B, T, 1)
         weight = grad_log_z.view(-1, 1, 1) * active.to(alphas.dtype)
         marginals = joint / per_position * weight  # (B, T, K), the gradient for emissions
 
         # Expected transition counts: xi_t(i, j) = p_{t-1}(i) W(i, j) e_t(j) b_t(j) / (s_t Z_t).
-        step_norms = torch.where(mask[:, 1:], norms[:, 1:], 1.0).unsqueeze(2)
-        following = scaled[:, 1:] * betas[:, 1:] / (step_norms * per_position[:, 1:])
+        following = scaled[:, 1:] * betas[:, 1:] / (norms[:, 1:, None] * per_position[:, 1:])
         # Zero on padding (selected, not multiplied: padding may hold inf), scaled by the grad.
         following = torch.where(active[:, 1:], following * weight[:, 1:], 0.0)
         counts = alphas[:, :-1].reshape(-1, num_tags).T @ following.reshape(-1, num_tags)
-        grad_transitions = counts * weights
+        grad_transitions = counts * forward.weights
         grad_start = marginals[:, 0].sum(0)
-        last = (lengths - 1).view(-1, 1, 1).expand(-1, 1, num_tags)
+        last = (forward.lengths - 1).view(-1, 1, 1).expand(-1, 1, num_tags)
         grad_end = marginals.gather(1, last).squeeze(1).sum(0)
-        return marginals, None, grad_transitions, grad_start, grad_end
+        return forward.unsort(marginals), None, grad_transitions, grad_start, grad_end
+
+
+def marginals(
+    emissions: torch.Tensor,
+    mask: torch.Tensor,
+    transitions: torch.Tensor,
+    start: torch.Tensor,
+    end: torch.Tensor,
+) -> torch.Tensor:
+    """p(y_t = k | x) (B, T, K), 0 where masked, by the same scaled forward-backward."""
+    with torch.no_grad():
+        forward = _Forward(emissions, mask, transitions, start, end)
+        joint = forward.alphas * forward.betas()
+        total = joint.sum(2, keepdim=True)
+        joint = torch.where(forward.mask.unsqueeze(2), joint / total, 0.0)
+        return forward.unsort(joint)
 
 
 def log_partition(
@@ -126,20 +187,77 @@ def viterbi(
 
     Rows are sorted by length (one host sync for the lengths) so that at time t the sentences
     still running are a prefix of the batch: each step works on that prefix alone, with no
-    masking, and the backtrace picks each sentence up at its own last token.
+    masking, and the backtrace picks each sentence up at its own last token. On the CPU the
+    loop runs on NumPy views of the same memory: its per-call overhead is a fraction of
+    torch's, and a Viterbi step is a handful of tiny calls.
     """
-    batch_size, length, num_tags = emissions.shape
-    lengths = mask.sum(1)
-    order = torch.argsort(lengths, descending=True)
-    sorted_lengths = lengths[order].tolist()
-    emissions = emissions[order]
-    # running[t]: how many sentences have a token at t (a non-increasing list).
+    if emissions.device.type == "cpu" and not emissions.requires_grad:
+        return _viterbi_numpy(emissions, mask, transitions, start, end)
+    return viterbi_torch(emissions, mask, transitions, start, end)
+
+
+def _running_counts(sorted_lengths: list[int], length: int) -> list[int]:
+    """For lengths sorted in decreasing order: how many sentences have a token at each t."""
     running = []
-    count = batch_size
+    count = len(sorted_lengths)
     for t in range(length):
         while count and sorted_lengths[count - 1] <= t:
             count -= 1
         running.append(count)
+    return running
+
+
+def _viterbi_numpy(emissions, mask, transitions, start, end):
+    import numpy as np
+
+    batch_size, length, num_tags = emissions.shape
+    lengths = mask.sum(1)
+    order = torch.argsort(lengths, descending=True)
+    running = _running_counts(lengths[order].tolist(), length)
+    emitted = emissions.detach()[order].numpy()  # (B, T, K)
+    moves = transitions.detach().numpy()  # (K, K)
+    best = start.detach().numpy() + emitted[:, 0]  # (B, K)
+    finals = np.empty((batch_size, num_tags), dtype=best.dtype)
+    backpointers = []
+    for t in range(1, length):
+        n, ended = running[t], running[t - 1]
+        if n < ended:
+            finals[n:ended] = best[n:ended]
+        candidates = best[:n, :, None] + moves  # (n, K from, K to)
+        pointers = candidates.argmax(axis=1)  # (n, K)
+        best = np.take_along_axis(candidates, pointers[:, None, :], axis=1)[:, 0] + emitted[:n, t]
+        backpointers.append(pointers)
+    finals[: running[length - 1]] = best
+    closing = finals + end.detach().numpy()
+    tag = closing.argmax(axis=1)
+    scores = closing[np.arange(batch_size), tag]
+    path = np.zeros((batch_size, length), dtype=np.int64)
+    current = tag
+    for t in range(length - 1, 0, -1):
+        n = running[t]
+        path[:n, t] = current[:n]
+        current = current.copy()
+        current[:n] = backpointers[t - 1][np.arange(n), current[:n]]
+    path[:, 0] = current
+    inverse = torch.empty_like(order)
+    inverse[order] = torch.arange(batch_size)
+    tags = torch.from_numpy(path)[inverse].masked_fill(~mask, 0)
+    return tags, torch.from_numpy(scores)[inverse]
+
+
+def viterbi_torch(
+    emissions: torch.Tensor,
+    mask: torch.Tensor,
+    transitions: torch.Tensor,
+    start: torch.Tensor,
+    end: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`viterbi` in torch operations, for any device."""
+    batch_size, length, num_tags = emissions.shape
+    lengths = mask.sum(1)
+    order = torch.argsort(lengths, descending=True)
+    running = _running_counts(lengths[order].tolist(), length)
+    emissions = emissions[order]
     best = start + emissions[:, 0]  # (B, K)
     finals = best.new_empty(batch_size, num_tags)  # each sentence's scores at its last token
     backpointers = []

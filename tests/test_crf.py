@@ -10,7 +10,6 @@ import torch
 from crftag.crf import CRF
 
 
-
 @pytest.fixture(autouse=True)
 def float64():
     """The brute-force oracles compare in float64; restored afterwards for the other tests."""
@@ -83,8 +82,13 @@ def test_score_equals_hand_computed_path_score(num_tags, seed):
         torch.testing.assert_close(scores[b], expected, atol=1e-10, rtol=0)
 
 
+@pytest.mark.parametrize("implementation", ["numpy", "torch"])
 @pytest.mark.parametrize("num_tags,seed", CASES)
-def test_viterbi_equals_brute_force(num_tags, seed):
+def test_viterbi_equals_brute_force(num_tags, seed, implementation, monkeypatch):
+    from crftag import crf_kernels
+
+    if implementation == "torch":  # the path any non-CPU device takes
+        monkeypatch.setattr(crf_kernels, "_viterbi_numpy", crf_kernels.viterbi_torch)
     crf = random_crf(num_tags, seed)
     emissions, mask, lengths = random_batch(4, 5, num_tags, seed)
     tags, scores = crf.decode(emissions, mask)

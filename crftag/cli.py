@@ -132,6 +132,8 @@ def train(
         loaded_config = load_config(config, settings)
         resolved = resolve_device(device.value)
         metrics = run_training(loaded_config, output, device=resolved, progress=not quiet)
+    if os.environ.get("RANK", "0") != "0":
+        return  # under torchrun, rank 0 reports
     best = metrics.get("dev")
     summary = f"saved {os.path.join(output, 'model.pt')}"
     if best is not None:
@@ -241,6 +243,17 @@ def predict(
             "before it), or skip it with a warning (an empty record for text input)."
         ),
     ] = OnError.stop,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="I/N: tag only batches I, I+N, I+2N, ... (0-based) of --batch-size records; "
+            "`crftag merge` restores the input order of the N outputs.",
+            show_default=False,
+        ),
+    ] = None,
+    jobs: Annotated[
+        int, typer.Option(min=1, help="Tag with this many processes on this machine.")
+    ] = 1,
 ) -> None:
     """Tag sentences from files or stdin; one record per input sentence, in order, on stdout."""
     from crftag.predict import predict_files
@@ -248,6 +261,25 @@ def predict(
 
     if not model:
         raise CrftagError("predict needs a model: -m RUN_DIR or -m model.pt")
+    shard_of = _parse_shard(shard) if shard else (0, 1)
+    if jobs > 1:
+        if shard is not None:
+            raise CrftagError("--jobs and --shard do not combine; run one or the other")
+        from crftag.parallel import predict_in_processes
+
+        options = [
+            "-m", model, "--input-format", input_format.value,
+            "--format", (output_format or OutputFormat.conll).value,
+            "--batch-size", str(batch_size), "--device", device.value, "--nbest", str(nbest),
+            "--min-confidence", str(min_confidence), "--on-error", on_error.value,
+        ]  # fmt: skip
+        if probs is not None:
+            options += ["--probs", probs.value]
+        format_name = (output_format or OutputFormat.conll).value
+        status = predict_in_processes(
+            jobs, files or ["-"], options, format_name, batch_size, sys.stdout
+        )
+        raise typer.Exit(status)
     tagger = Tagger.load(model, resolve_device(device.value))
     try:
         predict_files(
@@ -261,6 +293,7 @@ def predict(
             nbest=nbest,
             min_confidence=min_confidence,
             on_error=on_error.value,
+            shard=shard_of,
         )
     except BrokenPipeError:
         # The reader went away (`crftag predict | head`): stop quietly, and point stdout at
@@ -292,6 +325,34 @@ def run(args: list[str] | None = None) -> int:
         return 130
     # click hands back the status of `typer.Exit` (and None for a normal return).
     return status if isinstance(status, int) else 0
+
+
+def _parse_shard(text: str) -> tuple[int, int]:
+    index, slash, count = text.partition("/")
+    if not (slash and index.isdigit() and count.isdigit() and int(index) < int(count)):
+        raise CrftagError(f"--shard {text}: expected I/N with 0 <= I < N, e.g. --shard 0/4")
+    return int(index), int(count)
+
+
+@app.command()
+def merge(
+    files: Annotated[
+        list[str], typer.Argument(help="Outputs of predict --shard 0/N ... N-1/N, in that order.")
+    ],
+    output_format: Annotated[
+        OutputFormat, typer.Option("--format", help="The format the shards were written in.")
+    ] = OutputFormat.conll,
+    batch_size: Annotated[
+        int, typer.Option(min=1, help="The --batch-size the shards were tagged with.")
+    ] = 64,
+) -> None:
+    """Merge the outputs of `crftag predict --shard I/N` back into input order."""
+    from crftag.predict import merge_shards
+
+    for path in files:
+        if not os.path.isfile(path):
+            raise CrftagError(f"{path}: no such file")
+    merge_shards(files, output_format.value, sys.stdout, batch_size)
 
 
 def _optional_values(args: list[str]) -> list[str]:

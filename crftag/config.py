@@ -95,6 +95,8 @@ class TrainConfig:
     # Replace a word seen once in training by the unknown word with this probability (Lample
     # et al. 2016), so the model learns what to do with words it has never seen
     word_dropout: float = 0.0
+    # bfloat16 autocast for the encoder (fast on recent GPUs); the CRF stays in float32
+    amp: bool = False
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,10 @@ class _Forward:
             n = running[t]
             if n == 0:
                 break
-            step = (alphas[:n, t - 1] @ weights) * scaled[:n, t]  # (n, K)
+            # Broadcast and sum rather than a matrix product: BLAS picks its summation order
+            # by matrix size, so a sentence's log Z would change (in the last bit) with the
+            # batch around it, and sharded predict output would not match unsharded.
+            step = (alphas[:n, t - 1].unsqueeze(2) * weights).sum(1) * scaled[:n, t]  # (n, K)
             total = step.sum(1, keepdim=True)
             alphas[:n, t] = step / total
             norms[:n, t] = total.squeeze(1)
@@ -85,7 +88,7 @@ class _Forward:
             first_top.squeeze(1)
             + norms.log().sum(1)
             + tops.sum(1)
-            + (last @ end_weights).log()
+            + (last * end_weights).sum(1).log()
             + end_shift
         )
         self.alphas, self.scaled, self.norms = alphas, scaled, norms
@@ -98,12 +101,11 @@ class _Forward:
         # At each sentence's last token only the end transition follows: the starting fill.
         closing = self.end_weights / self.end_weights.sum()
         betas = closing.expand(batch_size, length, num_tags).clone()
-        weights_t = self.weights.T
         for t in range(length - 2, -1, -1):
             n = self.running[t + 1]  # sentences that go on after t
             if n == 0:
                 continue
-            step = (self.scaled[:n, t + 1] * betas[:n, t + 1]) @ weights_t
+            step = ((self.scaled[:n, t + 1] * betas[:n, t + 1]).unsqueeze(1) * self.weights).sum(2)
             betas[:n, t] = step / step.sum(1, keepdim=True)
         return betas
 

@@ -65,9 +65,19 @@ class BiLSTMCRF(nn.Module):
         encoded = self.encoder(self.dropout(features), batch.lengths)  # (B, T, 2H)
         return self.projection(self.dropout(encoded))
 
-    def loss(self, batch: Batch, reduction: str = "sum") -> torch.Tensor:
-        """CRF negative log-likelihood of the batch's gold tags."""
-        return self.crf.nll(self.emissions(batch), batch.tags, batch.mask, reduction=reduction)
+    def loss(self, batch: Batch, reduction: str = "sum", amp: bool = False) -> torch.Tensor:
+        """CRF negative log-likelihood of the batch's gold tags.
+
+        With ``amp`` the encoder runs under bfloat16 autocast while the CRF's sums of many
+        exponentials stay in float32.
+        """
+        with torch.autocast(batch.words.device.type, dtype=torch.bfloat16, enabled=amp):
+            emissions = self.emissions(batch)
+        return self.crf.nll(emissions.float(), batch.tags, batch.mask, reduction=reduction)
+
+    def forward(self, batch: Batch, reduction: str = "sum", amp: bool = False) -> torch.Tensor:
+        """The training loss: DistributedDataParallel hooks ``forward``, so the loss is it."""
+        return self.loss(batch, reduction, amp)
 
     def decode(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """Viterbi tags (B, T) and their scores (B,)."""

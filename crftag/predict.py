@@ -102,8 +102,15 @@ def predict_files(
     nbest: int = 1,
     min_confidence: float = 0.0,
     on_error: str = "stop",
+    shard: tuple[int, int] = (0, 1),
 ) -> int:
     """Tag every input and write the records to ``output``; return the number of sentences.
+
+    ``shard`` (I, N) keeps only batches I, I + N, I + 2N, ... (0-based) of ``batch_size``
+    records, so N processes tag a corpus together and :func:`merge_shards` restores the input
+    order. Whole batches, not single records, are dealt out because the network's arithmetic
+    depends (in the last bits) on which sentences share a batch: this way every sentence is
+    computed exactly as an unsharded run computes it, and the merged output is the same bytes.
 
     JSON lines carry everything :meth:`Tagger.predict` computes (span confidence, sequence
     probability, and marginals or n-best on request); CoNLL output needs only the Viterbi tags,
@@ -114,9 +121,15 @@ def predict_files(
     records = itertools.chain.from_iterable(
         read_sentences(path, input_format, word_column, on_error) for path in paths
     )
+    if output_format == "jsonl":  # markup blocks write nothing in JSON: not records there
+        records = (record for record in records if not record.markup)
+    index, count_of_shards = shard
+    batches = _batches(records, batch_size)
+    if count_of_shards > 1:
+        batches = itertools.islice(batches, index, None, count_of_shards)
     count = 0
     full = output_format == "jsonl" or min_confidence > 0
-    for batch in _batches(records, batch_size):
+    for batch in batches:
         token_lists = [list(record.sentence.tokens) for record in batch]
         if full:
             predictions = tagger.predict(
@@ -142,3 +155,40 @@ def predict_files(
         output.flush()
         count += sum(not record.markup for record in batch)
     return count
+
+
+def _read_records(stream: TextIO, output_format: str) -> Iterator[str]:
+    """The records of one predict output: a line of JSON, or CoNLL lines up to and including
+    the blank line that ends each record (an empty sentence is a lone blank line)."""
+    if output_format == "jsonl":
+        yield from stream
+        return
+    record: list[str] = []
+    for line in stream:
+        record.append(line)
+        if not line.strip():
+            yield "".join(record)
+            record = []
+    if record:
+        yield "".join(record)
+
+
+def merge_shards(paths: list[str], output_format: str, output: TextIO, batch_size: int = 64) -> int:
+    """Interleave the outputs of ``predict --shard 0/N ... N-1/N`` (given in shard order, made
+    with this ``batch_size``) back into input order; return the number of records."""
+    handles = [open(path, encoding="utf-8") for path in paths]  # noqa: SIM115 - closed below
+    try:
+        streams = [_read_records(handle, output_format) for handle in handles]
+        count = 0
+        while True:
+            wrote = 0
+            for stream in streams:
+                for record in itertools.islice(stream, batch_size):
+                    output.write(record)
+                    wrote += 1
+            if not wrote:
+                return count
+            count += wrote
+    finally:
+        for handle in handles:
+            handle.close()

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import torch
+from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from crftag.batching import Vocabularies, bucketed_batches, collate, encode
@@ -34,6 +35,7 @@ from crftag.checkpoint import (
 )
 from crftag.config import Config
 from crftag.conll import ColumnSpec, Sentence, detect_format, open_binary, read_columns
+from crftag.distributed import Group, join, leave
 from crftag.embeddings import Embeddings, check_embeddings, read_embeddings
 from crftag.errors import CrftagError, TrainingInterrupted
 from crftag.evaluate import score
@@ -141,6 +143,7 @@ def fit(
     progress: bool = True,
     resume: dict | None = None,
     stop_requested: Callable[[], int | None] = lambda: None,
+    group: Group = Group(),
 ) -> Iterator[EpochResult]:
     """Train, keeping the best-on-dev model in ``output_dir/model.pt``; yield each epoch.
 
@@ -148,6 +151,11 @@ def fit(
     after every batch; when it returns a signal number, the run writes ``resume.pt`` and raises
     :class:`TrainingInterrupted`. ``resume.pt`` is also written after every epoch, so a run killed
     outright can resume from its last finished epoch.
+
+    In a ``group`` of several processes (``torchrun``), rank 0 builds the vocabularies and sends
+    them to the others, each rank trains on its own share of every epoch's batches with
+    gradients averaged by DistributedDataParallel, and rank 0 alone evaluates and writes files
+    while the others wait for its verdict.
     """
     settings = config.train
     train_sentences = read_corpus(config.data.train, column_spec(config, config.data.train))
@@ -169,13 +177,17 @@ def fit(
         for s in train_sentences
     ]
     embeddings = None
-    if resume is None:
+    if resume is not None:
+        vocabularies = Vocabularies.from_state(resume["vocabularies"])
+    elif group.main:
         vocabularies = build_vocabularies(config, train_sentences, train_scheme)
         if config.model.embeddings is not None:
             embeddings = read_embeddings(config.model.embeddings, progress=progress)
             _extend_with_embeddings(vocabularies, embeddings, config.vocab.embedding_words)
-    else:
-        vocabularies = Vocabularies.from_state(resume["vocabularies"])
+    if resume is None and group.world_size > 1:
+        # Built once, on rank 0, so every rank indexes words and tags identically.
+        shared = group.broadcast(vocabularies.to_state() if group.main else None)
+        vocabularies = Vocabularies.from_state(shared)
     encoded = [encode(s.tokens, vocabularies, s.tags) for s in train_sentences]
     lengths = [len(s.tokens) for s in train_sentences]
     total_tokens = sum(lengths)
@@ -199,13 +211,17 @@ def fit(
         optimizer.load_state_dict(resume["optimizer"])
         state = Progress(**resume["progress"])
         torch.set_rng_state(resume["torch_rng"])
+    # Every rank steps through the same module; DDP averages gradients in backward() and, at
+    # construction, gives every rank rank 0's initial weights (its embeddings included).
+    network = model if group.world_size == 1 else DistributedDataParallel(model)
     loaded = LoadedModel(model, vocabularies, config, data_scheme, train_scheme, metrics={})
     tagger = Tagger(loaded, device)
     checkpoint = os.path.join(output_dir, FILE_NAME)
     resume_path = os.path.join(output_dir, RESUME_FILE)
 
     def save_progress() -> None:
-        _save_resume(resume_path, loaded, optimizer, state)
+        if group.main:
+            _save_resume(resume_path, loaded, optimizer, state)
 
     while state.epoch <= settings.epochs:
         if settings.patience and state.epochs_without_gain >= settings.patience:
@@ -213,11 +229,11 @@ def fit(
         epoch = state.epoch
         started = time.perf_counter()
         learning_rate = _learning_rate(config, epoch)
-        for group in optimizer.param_groups:
-            group["lr"] = learning_rate
+        for parameters in optimizer.param_groups:
+            parameters["lr"] = learning_rate
         model.train()
         batch_order.setstate(state.batch_order_state)
-        batches = bucketed_batches(lengths, settings.batch_size, batch_order)
+        batches = group.shard(bucketed_batches(lengths, settings.batch_size, batch_order))
         epoch_loss = torch.tensor(state.epoch_loss, device=device)
         bar = tqdm(
             total=len(batches),
@@ -226,7 +242,8 @@ def fit(
             unit="batch",
             leave=False,
             file=sys.stderr,
-            disable=None if progress else True,  # None: a bar on terminals, none in logs
+            # None: a bar on terminals, none in logs; and one bar per run, rank 0's.
+            disable=None if progress and group.main else True,
         )
         with bar:
             for rows in batches[state.step :]:
@@ -237,7 +254,7 @@ def fit(
                     )
                     batch.words = batch.words.masked_fill(dropped, 1)  # 1 = unknown word
                 batch = batch.to(device)
-                loss = model.loss(batch, reduction=settings.loss_reduction)
+                loss = network(batch, reduction=settings.loss_reduction, amp=settings.amp)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 if settings.clip_grad_norm:
@@ -247,7 +264,7 @@ def fit(
                 epoch_loss += loss.detach() * scale
                 state.step += 1
                 bar.update()
-                signal_number = stop_requested()
+                signal_number = group.any_signal(stop_requested())
                 if signal_number is not None:
                     state.epoch_loss = float(epoch_loss)
                     state.epoch_seconds += time.perf_counter() - started
@@ -260,21 +277,23 @@ def fit(
         train_seconds = state.epoch_seconds + time.perf_counter() - started
 
         dev_score = None
-        if dev_sentences:
+        if dev_sentences and group.main:
             predicted = tagger.tag([s.tokens for s in dev_sentences])
             scores = score([s.tags for s in dev_sentences], predicted, spans=tagger.spans)
             dev_score = _headline(scores)
+        dev_score = group.broadcast(dev_score)  # the others wait here for rank 0's verdict
         improved = dev_score is None or dev_score > state.best_score
         if improved:
             state.best_score = dev_score if dev_score is not None else state.best_score
             state.epochs_without_gain = 0
             loaded.metrics = {"epoch": epoch, "dev": dev_score}
-            save_model(checkpoint, loaded)
+            if group.main:
+                save_model(checkpoint, loaded)
         else:
             state.epochs_without_gain += 1
         result = EpochResult(
             epoch=epoch,
-            loss=float(epoch_loss) / len(train_sentences),
+            loss=float(epoch_loss) * group.world_size / len(train_sentences),  # rank 0's share
             dev_score=dev_score,
             best=improved,
             seconds=state.epoch_seconds + time.perf_counter() - started,
@@ -287,7 +306,7 @@ def fit(
         state.batch_order_state = batch_order.getstate()
         save_progress()
         yield result
-        signal_number = stop_requested()
+        signal_number = group.any_signal(stop_requested())
         if signal_number is not None:
             raise TrainingInterrupted(
                 signal_number,
@@ -456,6 +475,21 @@ def train(
         config = Config.from_dict(resume_state["config"], source=output_dir)
     check_data_files(config)
     check_output_dir(output_dir)
+    group, device = join(device)
+    try:
+        return _train_and_report(config, output_dir, device, progress, resume_state, group)
+    finally:
+        leave(group)
+
+
+def _train_and_report(
+    config: Config,
+    output_dir: str,
+    device: torch.device,
+    progress: bool,
+    resume_state: dict | None,
+    group: Group,
+) -> dict:
     history = (
         [EpochResult(**r) for r in resume_state["progress"]["history"]] if resume_state else []
     )
@@ -467,8 +501,11 @@ def train(
             progress=progress,
             resume=resume_state,
             stop_requested=stop_requested,
+            group=group,
         ):
             history.append(result)
+            if not group.main:
+                continue
             dev = f"  dev {100 * result.dev_score:6.2f}" if result.dev_score is not None else ""
             mark = "  *" if result.best and result.dev_score is not None else ""
             print(
@@ -488,7 +525,10 @@ def train(
             sum(r.tokens_per_second for r in history) / len(history) if history else None
         ),
         "device": str(device),
+        "processes": group.world_size,
     }
+    if not group.main:
+        return metrics
     if config.data.test:
         tagger = Tagger.load(output_dir, device)
         test = read_corpus(config.data.test, column_spec(config, config.data.test))

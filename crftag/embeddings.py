@@ -93,8 +93,14 @@ def check_embeddings(path: str, expected_dim: int) -> None:
     raise CrftagError(f"{path}: no vectors in the embeddings file")
 
 
-def read_embeddings(path: str, *, progress: bool = True) -> Embeddings:
-    """Read every vector of a GloVe or word2vec text file (a progress bar on terminals)."""
+def read_embeddings(
+    path: str, *, progress: bool = True, max_words: int | None = None
+) -> Embeddings:
+    """Read every vector of a GloVe or word2vec text file (a progress bar on terminals).
+
+    A file of more than ``max_words`` vectors is refused as soon as the count is passed, before
+    the embedding matrix is made.
+    """
     words: list[str] = []
     values = array("f")
     dim = None
@@ -125,6 +131,13 @@ def read_embeddings(path: str, *, progress: bool = True) -> Embeddings:
                     path, number, "the vector holds something that is not a number"
                 ) from None
             words.append(word)
+            if max_words is not None and len(words) > max_words:
+                raise located(
+                    path,
+                    number,
+                    f"more than vocab.max_size={max_words} vectors; raise vocab.max_size or use "
+                    "a smaller file",
+                )
             if number % 4096 == 0:
                 position = raw_stream.tell()
                 bar.update(position - last)

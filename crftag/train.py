@@ -182,7 +182,9 @@ def fit(
     elif group.main:
         vocabularies = build_vocabularies(config, train_sentences, train_scheme)
         if config.model.embeddings is not None:
-            embeddings = read_embeddings(config.model.embeddings, progress=progress)
+            embeddings = read_embeddings(
+                config.model.embeddings, progress=progress, max_words=config.vocab.max_size
+            )
             _extend_with_embeddings(vocabularies, embeddings, config.vocab.embedding_words)
     if resume is None and group.world_size > 1:
         # Built once, on rank 0, so every rank indexes words and tags identically.

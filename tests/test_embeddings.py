@@ -36,12 +36,15 @@ def test_malformed_lines_and_dimension_mismatch_name_the_line(tmp_path):
     short.write_text("the 0.1 0.2\nberlin 1\n", encoding="utf-8")
     with pytest.raises(CrftagError, match=r"short.txt:2: expected a word and 2 numbers"):
         read_embeddings(str(short), progress=False)
+    short.write_text("the 0.1 0.2\nberlin 1 2\n", encoding="utf-8")
     with pytest.raises(
         CrftagError,
         match=r"short.txt:1: vectors have 2 dimensions but "
         r"model.word_dim is 100",
     ):
         check_embeddings(str(short), 100)
+    with pytest.raises(CrftagError, match=r"short.txt:2: more than vocab.max_size=1 vectors"):
+        read_embeddings(str(short), progress=False, max_words=1)
     with pytest.raises(CrftagError, match="no such embeddings file"):
         check_embeddings(str(tmp_path / "missing.txt"), 100)
 

@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all demo bench lint format clean
+.PHONY: install test test-all demo bench bench-speed bench-crf lint format clean
 
 install: $(STAMP)
 
@@ -28,7 +28,14 @@ demo: install
 	$(VENV)/bin/crftag eval data/ner_sample.dev.conll -m runs/sample
 	$(VENV)/bin/crftag predict -m runs/sample --format conll < data/sentences.txt
 
-bench: install
+bench: bench-speed
+
+# Speed and memory against references measured in the same run (about 5 minutes on 2 cores);
+# writes benchmarks/results/speed.json. MODEL=runs/x to time a trained model.
+bench-speed: install
+	$(PY) benchmarks/speed.py $(if $(MODEL),--model $(MODEL))
+
+bench-crf: install
 	$(PY) benchmarks/crf_kernels.py
 
 lint: install

@@ -1,0 +1,405 @@
+"""Speed and memory of crftag, each figure beside a reference measured in the same run.
+
+    python benchmarks/speed.py [--model RUN_DIR] [--quick] [--json benchmarks/results/speed.json]
+
+1. CRF kernels against pytorch-crf (benchmarks/crf_kernels.py).
+2. Training step: a whole step against the encoder's forward+backward alone, same batches.
+3. Predict throughput on the text of CoNLL-2003 eng.testb, end to end and in-process, and the
+   ratio to the encoder's forward alone on the same batches.
+4. Start-up: `crftag --help` against a one-command Typer app; tagging one sentence against
+   `python -c "import torch"`.
+5. Memory: peak RSS of predict on a large input against a 1 MB one.
+
+Without --model, an untrained model of configs/conll03.yaml's shape stands in (speed does not
+depend on the weights).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+from crf_kernels import SHAPES, bench_shape  # noqa: E402
+
+from crftag.batching import bucketed_batches, collate, encode  # noqa: E402
+from crftag.checkpoint import LoadedModel, build_model, save_model  # noqa: E402
+from crftag.config import load_config  # noqa: E402
+from crftag.conll import ColumnSpec, open_binary, read_columns  # noqa: E402
+from crftag.schemes import convert  # noqa: E402
+from crftag.tagger import Tagger  # noqa: E402
+from crftag.train import build_vocabularies  # noqa: E402
+
+CONLL = os.path.join(ROOT, "..", "shared", "data", "conll2003")
+CRFTAG = [sys.executable, "-m", "crftag"]
+
+
+def median_time(function, repeats):
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def read(path):
+    with open_binary(path) as stream:
+        return list(read_columns(stream, path, ColumnSpec("conll", 0, -1)))
+
+
+def untrained_model(directory):
+    """A conll03-shaped model (vocabulary from eng.train, no embedding file) saved to disk."""
+    config = load_config(os.path.join(ROOT, "configs", "conll03.yaml"), ["model.embeddings=null"])
+    sentences = read(config.data.train)
+    sentences = [type(s)(s.tokens, tuple(convert(s.tags, "bioes")), s.line) for s in sentences]
+    vocabularies = build_vocabularies(config, sentences, "bioes")
+    model = build_model(config, vocabularies, "bioes")
+    path = os.path.join(directory, "model.pt")
+    save_model(path, LoadedModel(model, vocabularies, config, "iob1", "bioes", {}))
+    return path
+
+
+def training_step(model_path, batches_to_time):
+    """A whole training step against the encoder's forward and backward alone."""
+    tagger = Tagger.load(model_path)
+    model, vocabularies = tagger.model, tagger.loaded.vocabularies
+    config = tagger.loaded.config
+    sentences = read(os.path.join(CONLL, "eng.train"))[:2000]
+    encoded = [
+        encode(s.tokens, vocabularies, convert(s.tags, "bioes"))
+        for s in sentences
+        if all(tag in vocabularies.tags for tag in convert(s.tags, "bioes"))
+    ]
+    import random
+
+    batches = bucketed_batches([len(e.words) for e in encoded], 10, random.Random(0))
+    batches = batches[:batches_to_time]
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.0, momentum=0.9)  # lr 0: no drift
+    model.train()
+    parts = {"collate": 0.0, "encoder": 0.0, "crf": 0.0, "backward": 0.0, "optimizer": 0.0}
+
+    def full_step(rows):
+        t0 = time.perf_counter()
+        batch = collate([encoded[i] for i in rows])
+        t1 = time.perf_counter()
+        emissions = model.emissions(batch)
+        t2 = time.perf_counter()
+        loss = model.crf.nll(emissions, batch.tags, batch.mask, reduction="sum")
+        t3 = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        t4 = time.perf_counter()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config.train.clip_grad_norm)
+        optimizer.step()
+        t5 = time.perf_counter()
+        for name, seconds in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4), strict=True):
+            parts[name] += seconds
+
+    collated = [collate([encoded[i] for i in rows]) for rows in batches]
+
+    def encoder_only(batch):
+        model.zero_grad(set_to_none=True)
+        model.emissions(batch).sum().backward()
+
+    for rows, batch in zip(batches[:5], collated[:5], strict=True):  # warm-up
+        full_step(rows)
+        encoder_only(batch)
+    parts = dict.fromkeys(parts, 0.0)
+    started = time.perf_counter()
+    for rows in batches:
+        full_step(rows)
+    full = time.perf_counter() - started
+    started = time.perf_counter()
+    for batch in collated:
+        encoder_only(batch)
+    encoder = time.perf_counter() - started
+    return {
+        "batches": len(batches),
+        "full_step_s": full,
+        "encoder_forward_backward_s": encoder,
+        "ratio": full / encoder,
+        "target_ratio": 1.25,
+        "breakdown_s": parts,
+    }
+
+
+def predict_throughput(model_path, directory):
+    test = read(os.path.join(CONLL, "eng.testb"))
+    tokens = [list(s.tokens) for s in test]
+    source = os.path.join(directory, "testb.tokens")
+    with open(source, "w", encoding="utf-8") as handle:
+        handle.writelines(" ".join(t) + "\n" for t in tokens)
+    count = sum(len(t) for t in tokens)
+
+    started = time.perf_counter()
+    subprocess.run(
+        [*CRFTAG, "predict", "-m", model_path, "--input-format", "tokens", source],
+        stdout=subprocess.DEVNULL,
+        check=True,
+    )
+    end_to_end = time.perf_counter() - started
+    started = time.perf_counter()
+    subprocess.run(
+        [*CRFTAG, "predict", "-m", model_path, "--input-format", "tokens"],
+        input=b"",
+        stdout=subprocess.DEVNULL,
+        check=True,
+    )
+    start_up = time.perf_counter() - started
+
+    from crftag.predict import predict_files
+
+    tagger = Tagger.load(model_path)
+    with open(os.devnull, "w") as sink:
+        in_process = median_time(
+            lambda: predict_files(
+                tagger,
+                [source],
+                input_format="tokens",
+                output_format="conll",
+                batch_size=64,
+                output=sink,
+            ),
+            3,
+        )
+    # The encoder alone on the very batches predict makes (64 sentences a chunk, by length).
+    batches = []
+    for chunk in range(0, len(tokens), 64):
+        pieces = tokens[chunk : chunk + 64]
+        batches.extend(batch for _, batch in tagger._batches(pieces, 64))
+
+    def encoder():
+        with torch.inference_mode():
+            for batch in batches:
+                tagger.model.emissions(batch)
+
+    encoder_seconds = median_time(encoder, 3)
+    return {
+        "tokens": count,
+        "sentences": len(tokens),
+        "end_to_end_s": end_to_end,
+        "end_to_end_tokens_per_s": count / end_to_end,
+        "start_up_s": start_up,
+        "excluding_start_up_tokens_per_s": count / in_process,
+        "encoder_only_s": encoder_seconds,
+        "ratio_to_encoder": in_process / encoder_seconds,
+        "target_ratio": 1.3,
+    }
+
+
+def start_up(model_path, directory):
+    bare = os.path.join(directory, "bare.py")
+    with open(bare, "w", encoding="utf-8") as handle:
+        handle.write(
+            "import typer\napp = typer.Typer()\n\n@app.command()\n"
+            "def hello(name: str = 'x'):\n    print(name)\n\napp()\n"
+        )
+
+    def run(command, stdin=b""):
+        return median_time(
+            lambda: subprocess.run(command, input=stdin, capture_output=True, check=True), 5
+        )
+
+    crftag_help = run([*CRFTAG, "--help"])
+    bare_help = run([sys.executable, bare, "--help"])
+    one = run([*CRFTAG, "predict", "-m", model_path], b"A sentence .\n")
+    torch_import = run([sys.executable, "-c", "import torch"])
+    imports_torch = (
+        subprocess.run(
+            [sys.executable, "-c", "import sys, crftag.cli; print('torch' in sys.modules)"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        == "True"
+    )
+    return {
+        "help_s": crftag_help,
+        "bare_typer_help_s": bare_help,
+        "help_ratio": crftag_help / bare_help,
+        "help_target_ratio": 1.5,
+        "help_imports_torch": imports_torch,
+        "one_sentence_s": one,
+        "import_torch_s": torch_import,
+        "one_sentence_over_import_torch_s": one - torch_import,
+        "one_sentence_target_s": 1.0,
+    }
+
+
+PEAK = (
+    "import resource, sys\nfrom crftag import cli\nstatus = cli.run(sys.argv[1:])\n"
+    "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+    "sys.exit(status)\n"
+)
+
+
+def memory(model_path, directory, large_mb):
+    line = "Peter Blackburn said the European Commission met in Brussels on Tuesday .\n"
+    results = {}
+    for megabytes in (1, large_mb):
+        path = os.path.join(directory, f"input{megabytes}")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(line * (megabytes * 1_000_000 // len(line)))
+        with open(path, "rb") as stdin:
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    PEAK,
+                    "predict",
+                    "-m",
+                    model_path,
+                    "--input-format",
+                    "tokens",
+                ],
+                stdin=stdin,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                check=True,
+            )
+        results[f"peak_rss_kb_{megabytes}mb"] = int(done.stderr.strip().splitlines()[-1])
+    results["ratio"] = results[f"peak_rss_kb_{large_mb}mb"] / results["peak_rss_kb_1mb"]
+    results["target_ratio"] = 1.2
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", help="a trained run directory or model.pt")
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, a smaller input")
+    parser.add_argument("--large-mb", type=int, default=20)
+    parser.add_argument("--json", default=os.path.join(HERE, "results", "speed.json"))
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+    report = {
+        "machine": {
+            "cpu": platform.processor() or platform.machine(),
+            "cores": os.cpu_count(),
+            "torch": torch.__version__,
+            "python": platform.python_version(),
+        }
+    }
+    with tempfile.TemporaryDirectory() as directory:
+        model = args.model or untrained_model(directory)
+        print("CRF kernels ...", file=sys.stderr)
+        report["crf_kernels"] = [bench_shape(*shape, 5 if args.quick else 20) for shape in SHAPES]
+        print("training step ...", file=sys.stderr)
+        report["training_step"] = training_step(model, 20 if args.quick else 100)
+        print("predict throughput ...", file=sys.stderr)
+        report["predict"] = predict_throughput(model, directory)
+        print("start-up ...", file=sys.stderr)
+        report["start_up"] = start_up(model, directory)
+        print("memory ...", file=sys.stderr)
+        report["memory"] = memory(model, directory, 5 if args.quick else args.large_mb)
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w", encoding="utf-8") as handle:
+        json.dump(report, handle, indent=2)
+        handle.write("\n")
+    print_table(report)
+
+
+def print_table(report):
+    rows = []
+    for result in report["crf_kernels"]:
+        shape = result["shape"]
+        name = f"B={shape['batch']} T<={shape['lengths'][1]} K={shape['tags']}"
+        nll, decode = result["nll_forward_backward"], result["viterbi_decode"]
+        rows.append(
+            (
+                f"CRF NLL f+b, {name}",
+                f"{nll['crftag_s'] * 1e3:.2f} ms",
+                f"pytorch-crf {nll['pytorch_crf_s'] * 1e3:.2f} ms",
+                f"{nll['speedup']:.2f}x faster (target 3x)",
+            )
+        )
+        rows.append(
+            (
+                f"CRF Viterbi, {name}",
+                f"{decode['crftag_s'] * 1e3:.2f} ms",
+                f"pytorch-crf {decode['pytorch_crf_s'] * 1e3:.2f} ms",
+                f"{decode['speedup']:.2f}x faster (target 5x)",
+            )
+        )
+        rows.append(
+            (
+                f"CRF marginals, {name}",
+                f"{result['marginals_s'] * 1e3:.2f} ms",
+                f"own NLL f+b {nll['crftag_s'] * 1e3:.2f} ms",
+                f"{result['marginals_s'] / nll['crftag_s']:.2f}x (target <= 1)",
+            )
+        )
+    step = report["training_step"]
+    rows.append(
+        (
+            "training step",
+            f"{step['full_step_s']:.2f} s / {step['batches']} batches",
+            f"encoder f+b {step['encoder_forward_backward_s']:.2f} s",
+            f"{step['ratio']:.2f}x (target <= 1.25)",
+        )
+    )
+    predict = report["predict"]
+    rows.append(
+        (
+            "predict eng.testb, end to end",
+            f"{predict['end_to_end_tokens_per_s']:.0f} tok/s",
+            f"{predict['tokens']} tokens",
+            f"start-up {predict['start_up_s']:.2f} s",
+        )
+    )
+    rows.append(
+        (
+            "predict, excluding start-up",
+            f"{predict['excluding_start_up_tokens_per_s']:.0f} tok/s",
+            f"encoder alone {predict['encoder_only_s']:.2f} s",
+            f"{predict['ratio_to_encoder']:.2f}x (target <= 1.3)",
+        )
+    )
+    start = report["start_up"]
+    rows.append(
+        (
+            "crftag --help",
+            f"{start['help_s']:.2f} s",
+            f"bare Typer app {start['bare_typer_help_s']:.2f} s",
+            f"{start['help_ratio']:.2f}x (target <= 1.5); imports torch: "
+            f"{start['help_imports_torch']}",
+        )
+    )
+    rows.append(
+        (
+            "one sentence through predict",
+            f"{start['one_sentence_s']:.2f} s",
+            f"import torch {start['import_torch_s']:.2f} s",
+            f"+{start['one_sentence_over_import_torch_s']:.2f} s (target <= +1.0 s)",
+        )
+    )
+    mem = report["memory"]
+    large = [k for k in mem if k.startswith("peak_rss_kb_") and k != "peak_rss_kb_1mb"][0]
+    rows.append(
+        (
+            f"predict peak RSS, {large[12:]}",
+            f"{mem[large] / 1024:.0f} MB",
+            f"1 MB input {mem['peak_rss_kb_1mb'] / 1024:.0f} MB",
+            f"{mem['ratio']:.2f}x (target <= 1.2)",
+        )
+    )
+    width = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        print("  ".join(cell.ljust(width[i]) for i, cell in enumerate(row)))
+
+
+if __name__ == "__main__":
+    main()

@@ -64,8 +64,8 @@ def span_confidences(
     device = emissions.device
     emissions = emissions.double()
     transitions, start, end = (p.double() for p in crf.potentials())
-    alphas = crf._forward_alphas(emissions, mask)  # (B, T, K)
-    betas = crf._backward_betas(emissions, mask)  # (B, T, K)
+    alphas = crf.log_alphas(emissions, mask)  # (B, T, K)
+    betas = crf.log_betas(emissions, mask)  # (B, T, K)
     lengths = mask.sum(1)  # (B,)
     last = alphas.gather(1, (lengths - 1).view(-1, 1, 1).expand(-1, 1, alphas.size(2))).squeeze(1)
     log_z = torch.logsumexp(last + end, dim=1)  # (B,)

@@ -18,6 +18,9 @@ The model is p(y | x) = exp(score(y)) / Z, with log Z computed by the forward al
 Transitions that can never occur (for example ``O -> I-PER`` in IOB2) are given by a boolean
 ``allowed`` buffer and applied as ``-inf`` in one place, :meth:`CRF.potentials`; there are no
 START/STOP pseudo-tags and no -10000 sentinels.
+
+The hot paths (log Z with its gradient, marginals, Viterbi) run in :mod:`crftag.crf_kernels`;
+n-best, constrained partitions and the log-space alphas and betas are here.
 """
 
 from __future__ import annotations
@@ -222,14 +225,12 @@ class CRF(nn.Module):
     # ----------------------------------------------------------------------------------------
     # The two recursions
 
-    def _forward_alphas(
-        self, emissions: torch.Tensor, mask: torch.Tensor, normalize: bool = False
-    ) -> torch.Tensor:
+    def log_alphas(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """alphas[b, t, k]: log-sum of the scores of all prefixes y_1..y_t with y_t = k.
 
-        Returns (B, T, K); past a sentence's end the last value is carried forward. With
-        ``normalize`` each step is shifted to log-sum to 0 (the scaled forward algorithm), which
-        keeps float32 precise over thousands of steps; only ratios over k are then meaningful.
+        Returns (B, T, K); past a sentence's end the last value is carried forward. Log space
+        throughout (slower than the scaled kernels, exact in any range), for callers that need
+        the alphas themselves, such as span confidence.
         """
         transitions, start, _ = self.potentials()
         alpha = start + emissions[:, 0]  # (B, K)
@@ -237,18 +238,13 @@ class CRF(nn.Module):
         for t in range(1, emissions.size(1)):
             # (B, K from, 1) + (K from, K to) -> sum over from
             step = _logsumexp(alpha.unsqueeze(2) + transitions, dim=1) + emissions[:, t]
-            if normalize:
-                step = step - _logsumexp(step, dim=1).unsqueeze(1)
             alpha = torch.where(mask[:, t].unsqueeze(1), step, alpha)
             alphas.append(alpha)
         return torch.stack(alphas, dim=1)
 
-    def _backward_betas(
-        self, emissions: torch.Tensor, mask: torch.Tensor, normalize: bool = False
-    ) -> torch.Tensor:
+    def log_betas(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """betas[b, t, k]: log-sum of the scores of all suffixes after position t given y_t = k,
         the end transition included. Returns (B, T, K); meaningless where masked.
-        ``normalize`` as in :meth:`_forward_alphas`.
         """
         transitions, _, end = self.potentials()
         length = emissions.size(1)
@@ -257,15 +253,11 @@ class CRF(nn.Module):
         for t in range(length - 2, -1, -1):
             # The suffix from t+1 on: (K from, K to) + (B, 1, K to) -> sum over to.
             step = _logsumexp(transitions + (emissions[:, t + 1] + beta).unsqueeze(1), dim=2)
-            if normalize:
-                step = step - _logsumexp(step, dim=1).unsqueeze(1)
             # Where t+1 is padding, position t is the last token: only the end transition remains.
             beta = torch.where(mask[:, t + 1].unsqueeze(1), step, end.expand_as(step))
             betas.append(beta)
         betas.reverse()
         return torch.stack(betas, dim=1)
-
-    # ----------------------------------------------------------------------------------------
 
     def _validate(
         self, emissions: torch.Tensor, mask: torch.Tensor, tags: torch.Tensor | None = None

@@ -40,7 +40,7 @@ from crftag.config import load_config  # noqa: E402
 from crftag.conll import ColumnSpec, open_binary, read_columns  # noqa: E402
 from crftag.schemes import convert  # noqa: E402
 from crftag.tagger import Tagger  # noqa: E402
-from crftag.train import build_vocabularies  # noqa: E402
+from crftag.train import _optimizer, build_vocabularies  # noqa: E402
 
 CONLL = os.path.join(ROOT, "..", "shared", "data", "conll2003")
 CRFTAG = [sys.executable, "-m", "crftag"]
@@ -87,7 +87,10 @@ def training_step(model_path, batches_to_time):
 
     batches = bucketed_batches([len(e.words) for e in encoded], 10, random.Random(0))
     batches = batches[:batches_to_time]
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.0, momentum=0.9)  # lr 0: no drift
+    # The optimizer training builds, at learning rate 0 so the timed weights do not drift.
+    optimizer = _optimizer(config, model)
+    for parameters in optimizer.param_groups:
+        parameters["lr"] = 0.0
     model.train()
     parts = {"collate": 0.0, "encoder": 0.0, "crf": 0.0, "backward": 0.0, "optimizer": 0.0}
 

@@ -392,16 +392,24 @@ def _headline(scores: dict) -> float:
 
 def _optimizer(config: Config, model: torch.nn.Module) -> torch.optim.Optimizer:
     settings = config.train
+    parameters = [p for p in model.parameters() if p.requires_grad]
     if settings.optimizer == "adam":
-        return torch.optim.Adam(
-            model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay
+        kind, options = torch.optim.Adam, {"lr": settings.lr, "weight_decay": settings.weight_decay}
+    else:
+        kind, options = (
+            torch.optim.SGD,
+            {
+                "lr": settings.lr,
+                "momentum": settings.momentum,
+                "weight_decay": settings.weight_decay,
+            },
         )
-    return torch.optim.SGD(
-        model.parameters(),
-        lr=settings.lr,
-        momentum=settings.momentum,
-        weight_decay=settings.weight_decay,
-    )
+    # The fused update makes one pass over each parameter instead of several: it halves the
+    # cost of stepping the large word-embedding matrix. Older torch builds lack it.
+    try:
+        return kind(parameters, fused=True, **options)
+    except (RuntimeError, TypeError, ValueError):
+        return kind(parameters, **options)
 
 
 def _learning_rate(config: Config, epoch: int) -> float:

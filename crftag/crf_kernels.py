@@ -213,12 +213,18 @@ def _viterbi_numpy(emissions, mask, transitions, start, end):
     import numpy as np
 
     batch_size, length, num_tags = emissions.shape
-    lengths = mask.sum(1)
-    order = torch.argsort(lengths, descending=True)
-    running = _running_counts(lengths[order].tolist(), length)
-    emitted = emissions.detach()[order].numpy()  # (B, T, K)
+    lengths = mask.sum(1).numpy()
+    order = None
+    if np.any(lengths[1:] > lengths[:-1]):
+        order = np.argsort(-lengths, kind="stable")
+        lengths = lengths[order]
+    running = _running_counts(lengths.tolist(), length)
+    emitted = emissions.detach().numpy()
+    if order is not None:
+        emitted = emitted[order]
+    emitted = np.ascontiguousarray(emitted.transpose(1, 0, 2))  # (T, B, K): rows of a step
     moves = transitions.detach().numpy()  # (K, K)
-    best = start.detach().numpy() + emitted[:, 0]  # (B, K)
+    best = start.detach().numpy() + emitted[0]  # (B, K)
     finals = np.empty((batch_size, num_tags), dtype=best.dtype)
     backpointers = []
     for t in range(1, length):
@@ -226,25 +232,24 @@ def _viterbi_numpy(emissions, mask, transitions, start, end):
         if n < ended:
             finals[n:ended] = best[n:ended]
         candidates = best[:n, :, None] + moves  # (n, K from, K to)
-        pointers = candidates.argmax(axis=1)  # (n, K)
-        best = np.take_along_axis(candidates, pointers[:, None, :], axis=1)[:, 0] + emitted[:n, t]
-        backpointers.append(pointers)
+        backpointers.append(candidates.argmax(axis=1))  # (n, K)
+        best = candidates.max(axis=1) + emitted[t, :n]
     finals[: running[length - 1]] = best
     closing = finals + end.detach().numpy()
-    tag = closing.argmax(axis=1)
-    scores = closing[np.arange(batch_size), tag]
-    path = np.zeros((batch_size, length), dtype=np.int64)
-    current = tag
+    current = closing.argmax(axis=1)
+    rows = np.arange(batch_size)
+    scores = closing[rows, current]
+    path = np.zeros((batch_size, length), dtype=np.int64)  # padding stays 0
     for t in range(length - 1, 0, -1):
         n = running[t]
         path[:n, t] = current[:n]
-        current = current.copy()
-        current[:n] = backpointers[t - 1][np.arange(n), current[:n]]
+        current[:n] = backpointers[t - 1][rows[:n], current[:n]]
     path[:, 0] = current
-    inverse = torch.empty_like(order)
-    inverse[order] = torch.arange(batch_size)
-    tags = torch.from_numpy(path)[inverse].masked_fill(~mask, 0)
-    return tags, torch.from_numpy(scores)[inverse]
+    if order is not None:
+        inverse = np.empty_like(order)
+        inverse[order] = rows
+        path, scores = path[inverse], scores[inverse]
+    return torch.from_numpy(path), torch.from_numpy(np.ascontiguousarray(scores))
 
 
 def viterbi_torch(

@@ -106,14 +106,33 @@ class Batch:
         )
 
 
+class _TokenCache(dict):
+    """token -> (word index, character indices), bounded: text repeats its words, so most
+    look-ups are found here; the cap keeps an endless stream from growing it without end."""
+
+    limit = 200_000
+
+    def lookup(self, token: str, vocabularies: Vocabularies) -> tuple[int, list[int]]:
+        found = self.get(token)
+        if found is None:
+            if len(self) >= self.limit:
+                self.clear()
+            found = self[token] = (
+                vocabularies.word_index(token),
+                vocabularies.chars.indices(token[:MAX_WORD_CHARS]),
+            )
+        return found
+
+
 def encode(
     tokens: Sequence[str], vocabularies: Vocabularies, tags: Sequence[str] | None = None
 ) -> Encoded:
     """Indices of one sentence. ``tags`` must all be in the tag vocabulary (KeyError if not)."""
-    words = [vocabularies.word_index(token) for token in tokens]
-    clipped = [token[:MAX_WORD_CHARS] for token in tokens]
-    longest = max((len(token) for token in clipped), default=1)
-    chars = [vocabularies.chars.indices(token) + [0] * (longest - len(token)) for token in clipped]
+    cache = vocabularies.__dict__.setdefault("_token_cache", _TokenCache())
+    looked_up = [cache.lookup(token, vocabularies) for token in tokens]
+    words = [word for word, _ in looked_up]
+    longest = max((len(chars) for _, chars in looked_up), default=1)
+    chars = [chars + [0] * (longest - len(chars)) for _, chars in looked_up]
     return Encoded(
         words=torch.tensor(words, dtype=torch.long),
         chars=torch.tensor(chars, dtype=torch.long).view(len(tokens), longest),

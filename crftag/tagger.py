@@ -89,6 +89,11 @@ class Tagger:
         self._to_output = torch.zeros(len(internal), len(self.output_tags), device=self.device)
         self._to_output[torch.arange(len(internal)), torch.tensor(columns)] = 1.0
         self._tag_index = {tag: i for i, tag in enumerate(internal)}
+        self._output_map = dict(zip(internal, names, strict=True))
+        crf = self.model.crf
+        self._well_formed = self.spans and not bool(
+            crf.allowed.all() and crf.allowed_start.all() and crf.allowed_end.all()
+        )
 
     @classmethod
     def load(cls, path: str, device: torch.device | str = "cpu") -> Tagger:
@@ -107,7 +112,13 @@ class Tagger:
         return f"{'B' if prefix in ('B', 'S') else 'I'}-{label}"
 
     def _to_output_tags(self, internal: list[str]) -> list[str]:
-        return convert(internal, "iob2") if self.spans else internal
+        if not self.spans:
+            return internal
+        if self._well_formed:
+            # Constrained decoding only writes well-formed sequences, where each IOB2 tag
+            # follows from its own tag alone (B-, S- -> B-; I-, E- -> I-).
+            return [self._output_map[tag] for tag in internal]
+        return convert(internal, "iob2")
 
     def _batches(self, sentences: Sequence[Sequence[str]], batch_size: int):
         """(indices into sentences, padded batch) for the non-empty sentences, longest first."""

@@ -61,23 +61,32 @@ class _Forward:
         first = start + emissions[:, 0]  # (B, K), log space
         first_top = first.amax(dim=1, keepdim=True)
         first_top = torch.where(torch.isfinite(first_top), first_top, torch.zeros_like(first_top))
+        # The loop runs time-major, (T, B, K), so each step's rows are one contiguous block
+        # that the small in-place operations below write straight into.
+        scaled_steps = scaled.transpose(0, 1).contiguous()
+        alphas_steps = emissions.new_zeros(length, batch_size, num_tags)  # p_t, rows sum to 1
+        # norms[t]: the factor step t was divided by (1 on padding, so its log adds nothing)
+        norms_steps = emissions.new_ones(length, batch_size)
         alpha = (first - first_top).exp()
-        # norms[:, t]: the factor step t was divided by (1 on padding, so its log adds nothing)
-        norms = emissions.new_ones(batch_size, length)
-        norms[:, 0] = alpha.sum(1)
-        alphas = emissions.new_zeros(batch_size, length, num_tags)  # p_t, rows sum to 1
-        alphas[:, 0] = alpha / norms[:, 0:1]
+        torch.sum(alpha, dim=1, out=norms_steps[0])
+        torch.div(alpha, norms_steps[0].unsqueeze(1), out=alphas_steps[0])
+        # One call makes every step's view; indexing inside the loop would cost a call each.
+        alpha_rows, scaled_rows = alphas_steps.unbind(0), scaled_steps.unbind(0)
+        norm_rows = norms_steps.unsqueeze(2).unbind(0)
         for t in range(1, length):
             n = running[t]
             if n == 0:
                 break
-            # Broadcast and sum rather than a matrix product: BLAS picks its summation order
-            # by matrix size, so a sentence's log Z would change (in the last bit) with the
-            # batch around it, and sharded predict output would not match unsharded.
-            step = (alphas[:n, t - 1].unsqueeze(2) * weights).sum(1) * scaled[:n, t]  # (n, K)
-            total = step.sum(1, keepdim=True)
-            alphas[:n, t] = step / total
-            norms[:n, t] = total.squeeze(1)
+            step = alpha_rows[t][:n]
+            torch.mm(alpha_rows[t - 1][:n], weights, out=step)
+            step.mul_(scaled_rows[t][:n])
+            total = norm_rows[t][:n]
+            torch.sum(step, dim=1, keepdim=True, out=total)
+            step.div_(total)
+        alphas = alphas_steps.transpose(0, 1)  # (B, T, K) views
+        norms = norms_steps.transpose(0, 1)
+        self.scaled_steps = scaled_steps
+        self.alphas_steps = alphas_steps
         lengths = mask.sum(1)
         last = alphas.gather(1, (lengths - 1).view(-1, 1, 1).expand(-1, 1, num_tags)).squeeze(1)
         end_shift = _finite_max(end)
@@ -100,14 +109,17 @@ class _Forward:
         batch_size, length, num_tags = self.alphas.shape
         # At each sentence's last token only the end transition follows: the starting fill.
         closing = self.end_weights / self.end_weights.sum()
-        betas = closing.expand(batch_size, length, num_tags).clone()
+        betas_steps = closing.expand(length, batch_size, num_tags).clone()  # time-major
+        weights_t = self.weights.T
+        beta_rows, scaled_rows = betas_steps.unbind(0), self.scaled_steps.unbind(0)
         for t in range(length - 2, -1, -1):
             n = self.running[t + 1]  # sentences that go on after t
             if n == 0:
                 continue
-            step = ((self.scaled[:n, t + 1] * betas[:n, t + 1]).unsqueeze(1) * self.weights).sum(2)
-            betas[:n, t] = step / step.sum(1, keepdim=True)
-        return betas
+            step = beta_rows[t][:n]
+            torch.mm(scaled_rows[t + 1][:n] * beta_rows[t + 1][:n], weights_t, out=step)
+            step.div_(step.sum(1, keepdim=True))
+        return betas_steps.transpose(0, 1)
 
     def unsort(self, values: torch.Tensor) -> torch.Tensor:
         if self.order is None:

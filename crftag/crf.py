@@ -79,6 +79,11 @@ class CRF(nn.Module):
             "allowed_start", _bool_buffer(allowed_start, (num_tags,), "allowed_start")
         )
         self.register_buffer("allowed_end", _bool_buffer(allowed_end, (num_tags,), "allowed_end"))
+        # Constraints are fixed at construction; without any, potentials() has nothing to mask.
+        self._constrained = any(
+            value is not None and not bool(torch.as_tensor(value).all())
+            for value in (allowed, allowed_start, allowed_end)
+        )
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -94,6 +99,8 @@ class CRF(nn.Module):
 
     def potentials(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Return (transitions (K, K), start (K,), end (K,)) with forbidden entries set to -inf."""
+        if not self._constrained:
+            return self.transitions, self.start_transitions, self.end_transitions
         minus_inf = float("-inf")
         transitions = self.transitions.masked_fill(~self.allowed, minus_inf)
         start = self.start_transitions.masked_fill(~self.allowed_start, minus_inf)

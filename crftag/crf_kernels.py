@@ -235,7 +235,9 @@ def _viterbi_numpy(emissions, mask, transitions, start, end):
     if order is not None:
         emitted = emitted[order]
     emitted = np.ascontiguousarray(emitted.transpose(1, 0, 2))  # (T, B, K): rows of a step
-    moves = transitions.detach().numpy()  # (K, K)
+    # (K to, K from): each step then reduces over the last, contiguous axis, which NumPy's
+    # max and argmax do several times faster than over a middle one.
+    moves = np.ascontiguousarray(transitions.detach().numpy().T)
     best = start.detach().numpy() + emitted[0]  # (B, K)
     finals = np.empty((batch_size, num_tags), dtype=best.dtype)
     backpointers = []
@@ -243,9 +245,9 @@ def _viterbi_numpy(emissions, mask, transitions, start, end):
         n, ended = running[t], running[t - 1]
         if n < ended:
             finals[n:ended] = best[n:ended]
-        candidates = best[:n, :, None] + moves  # (n, K from, K to)
-        backpointers.append(candidates.argmax(axis=1))  # (n, K)
-        best = candidates.max(axis=1) + emitted[t, :n]
+        candidates = best[:n, None, :] + moves  # (n, K to, K from)
+        backpointers.append(candidates.argmax(axis=2))  # (n, K to)
+        best = candidates.max(axis=2) + emitted[t, :n]
     finals[: running[length - 1]] = best
     closing = finals + end.detach().numpy()
     current = closing.argmax(axis=1)

@@ -1,0 +1,129 @@
+"""Accuracy on the real corpora: train each config with several seeds, test each best-on-dev
+model, and report per seed, mean and standard deviation.
+
+    python benchmarks/accuracy.py [--seeds 1 2 3] [--configs configs/conll03.yaml ...]
+                                  [--runs runs/accuracy] [--device auto]
+
+Writes benchmarks/results/accuracy.json and prints a Markdown table for the README. A run
+directory that already holds a finished run (metrics.json) is reused, so an interrupted
+benchmark continues where it stopped. Hours of CPU time: never part of `make test`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DEFAULT_CONFIGS = ["configs/conll03.yaml", "configs/ud_ewt_upos.yaml"]
+
+
+def run(config: str, seed: int, runs: str, device: str) -> dict:
+    name = os.path.splitext(os.path.basename(config))[0]
+    directory = os.path.join(runs, f"{name}-seed{seed}")
+    metrics_path = os.path.join(directory, "metrics.json")
+    if not os.path.exists(metrics_path):
+        command = [
+            sys.executable,
+            "-m",
+            "crftag",
+            "train",
+            config,
+            "-o",
+            directory,
+            "--seed",
+            str(seed),
+            "--device",
+            device,
+            "-q",
+        ]
+        if os.path.exists(os.path.join(directory, "resume.pt")):
+            command = [
+                sys.executable,
+                "-m",
+                "crftag",
+                "train",
+                "--resume",
+                directory,
+                "--device",
+                device,
+                "-q",
+            ]
+        print(" ".join(command), file=sys.stderr, flush=True)
+        subprocess.run(command, check=True, cwd=ROOT)
+    with open(metrics_path, encoding="utf-8") as handle:
+        metrics = json.load(handle)
+    return {
+        "seed": seed,
+        "dev": metrics["dev"],
+        "test": metrics.get("test"),
+        "epochs": metrics["epochs"],
+        "best_epoch": metrics["best_epoch"],
+        "train_seconds": metrics["train_seconds"],
+        "tokens_per_second": metrics["tokens_per_second"],
+        "device": metrics["device"],
+    }
+
+
+def summarise(values: list[float]) -> dict:
+    return {
+        "mean": statistics.mean(values),
+        "std": statistics.stdev(values) if len(values) > 1 else 0.0,
+        "min": min(values),
+        "max": max(values),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configs", nargs="+", default=DEFAULT_CONFIGS)
+    parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
+    parser.add_argument("--runs", default=os.path.join(ROOT, "runs", "accuracy"))
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--json", default=os.path.join(HERE, "results", "accuracy.json"))
+    args = parser.parse_args()
+    report = {
+        "machine": {
+            "cpu": platform.processor() or platform.machine(),
+            "cores": os.cpu_count(),
+            "torch": torch.__version__,
+        },
+        "results": {},
+    }
+    for config in args.configs:
+        seeds = [run(config, seed, args.runs, args.device) for seed in args.seeds]
+        report["results"][config] = {
+            "seeds": seeds,
+            "dev": summarise([s["dev"] for s in seeds]),
+            "test": summarise([s["test"] for s in seeds if s["test"] is not None]),
+        }
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w", encoding="utf-8") as handle:
+        json.dump(report, handle, indent=2)
+        handle.write("\n")
+    print("| config | seed | dev | test | epochs | train time | tokens/s |")
+    print("|---|---|---|---|---|---|---|")
+    for config, result in report["results"].items():
+        for s in result["seeds"]:
+            print(
+                f"| {config} | {s['seed']} | {100 * s['dev']:.2f} | {100 * s['test']:.2f} | "
+                f"{s['epochs']} | {s['train_seconds'] / 60:.0f} min | "
+                f"{s['tokens_per_second']:.0f} |"
+            )
+        dev, test = result["dev"], result["test"]
+        print(
+            f"| {config} | mean ± sd | {100 * dev['mean']:.2f} ± {100 * dev['std']:.2f} | "
+            f"{100 * test['mean']:.2f} ± {100 * test['std']:.2f} | | | |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -121,6 +121,14 @@ class _Forward:
             step.div_(step.sum(1, keepdim=True))
         return betas_steps.transpose(0, 1)
 
+    def posteriors(self, betas: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """p(y_t = k | x) (B, T, K), 0 on padding, and the per-position normaliser (B, T, 1)
+        (1 on padding) that the expected transition counts divide by as well."""
+        joint = self.alphas * betas  # proportional to the marginals at each position
+        active = self.mask.unsqueeze(2)
+        per_position = torch.where(active, joint.sum(2, keepdim=True), 1.0)
+        return torch.where(active, joint / per_position, 0.0), per_position
+
     def unsort(self, values: torch.Tensor) -> torch.Tensor:
         if self.order is None:
             return values
@@ -145,11 +153,10 @@ class _LogPartition(torch.autograd.Function):
         if forward.order is not None:
             grad_log_z = grad_log_z[forward.order]
         betas = forward.betas()
-        joint = alphas * betas  # proportional to the marginals at each position; 0 on padding
+        posterior, per_position = forward.posteriors(betas)
         active = forward.mask.unsqueeze(2)
-        per_position = torch.where(active, joint.sum(2, keepdim=True), 1.0)  # (B, T, 1)
         weight = grad_log_z.view(-1, 1, 1) * active.to(alphas.dtype)
-        marginals = joint / per_position * weight  # (B, T, K), the gradient for emissions
+        marginals = posterior * weight  # (B, T, K), the gradient for emissions
 
         # Expected transition counts: xi_t(i, j) = p_{t-1}(i) W(i, j) e_t(j) b_t(j) / (s_t Z_t).
         following = scaled[:, 1:] * betas[:, 1:] / (norms[:, 1:, None] * per_position[:, 1:])
@@ -173,10 +180,8 @@ def marginals(
     """p(y_t = k | x) (B, T, K), 0 where masked, by the same scaled forward-backward."""
     with torch.no_grad():
         forward = _Forward(emissions, mask, transitions, start, end)
-        joint = forward.alphas * forward.betas()
-        total = joint.sum(2, keepdim=True)
-        joint = torch.where(forward.mask.unsqueeze(2), joint / total, 0.0)
-        return forward.unsort(joint)
+        posterior, _ = forward.posteriors(forward.betas())
+        return forward.unsort(posterior)
 
 
 def log_partition(

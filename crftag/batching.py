@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
+from crftag.features import FeatureHasher
 from crftag.vocab import Vocabulary, normalize_word
 
 __all__ = ["Batch", "Encoded", "Vocabularies", "bucketed_batches", "collate", "encode"]
@@ -24,13 +25,17 @@ MAX_WORD_CHARS = 64
 
 @dataclass
 class Vocabularies:
-    """The three vocabularies of a model and how words are normalised for look-up."""
+    """The three vocabularies of a model and how words are normalised for look-up.
+
+    ``feature_buckets`` > 0 makes :func:`encode` add hashed sparse features (the feature CRF).
+    """
 
     words: Vocabulary
     chars: Vocabulary
     tags: Vocabulary
     lowercase: bool = False
     normalize_digits: bool = True
+    feature_buckets: int = 0
 
     def word_key(self, word: str) -> str:
         return normalize_word(
@@ -52,6 +57,7 @@ class Vocabularies:
             "tags": self.tags.to_state(),
             "lowercase": self.lowercase,
             "normalize_digits": self.normalize_digits,
+            "feature_buckets": self.feature_buckets,
         }
 
     @classmethod
@@ -62,6 +68,7 @@ class Vocabularies:
             tags=Vocabulary.from_state(state["tags"]),
             lowercase=bool(state["lowercase"]),
             normalize_digits=bool(state["normalize_digits"]),
+            feature_buckets=int(state.get("feature_buckets", 0)),
         )
 
 
@@ -72,11 +79,13 @@ class Encoded:
     words  (T,) long
     chars  (T, C) long, each word's characters padded with 0 to this sentence's longest word
     tags   (T,) long, or None when unlabelled
+    features  (T, F) long hashed feature ids (feature CRF), or None
     """
 
     words: torch.Tensor
     chars: torch.Tensor
     tags: torch.Tensor | None
+    features: torch.Tensor | None = None
 
 
 @dataclass
@@ -88,6 +97,7 @@ class Batch:
     mask     (B, T) bool, true on real tokens
     lengths  (B,) long, on the CPU (what packing the LSTM needs)
     tags     (B, T) long, 0 where masked, or None when unlabelled
+    features (B, T, F) long, 0 = padding, or None when the model uses no hashed features
     """
 
     words: torch.Tensor
@@ -95,6 +105,7 @@ class Batch:
     mask: torch.Tensor
     lengths: torch.Tensor
     tags: torch.Tensor | None
+    features: torch.Tensor | None = None
 
     def to(self, device: torch.device) -> Batch:
         return Batch(
@@ -103,6 +114,9 @@ class Batch:
             mask=self.mask.to(device, non_blocking=True),
             lengths=self.lengths,
             tags=None if self.tags is None else self.tags.to(device, non_blocking=True),
+            features=(
+                None if self.features is None else self.features.to(device, non_blocking=True)
+            ),
         )
 
 
@@ -133,10 +147,19 @@ def encode(
     words = [word for word, _ in looked_up]
     longest = max((len(chars) for _, chars in looked_up), default=1)
     chars = [chars + [0] * (longest - len(chars)) for _, chars in looked_up]
+    features = None
+    if vocabularies.feature_buckets:
+        hasher = vocabularies.__dict__.get("_feature_hasher")
+        if hasher is None:
+            hasher = vocabularies.__dict__["_feature_hasher"] = FeatureHasher(
+                vocabularies.feature_buckets
+            )
+        features = hasher(tokens)
     return Encoded(
         words=torch.tensor(words, dtype=torch.long),
         chars=torch.tensor(chars, dtype=torch.long).view(len(tokens), longest),
         tags=None if tags is None else torch.tensor(vocabularies.tags.indices(tags)),
+        features=features,
     )
 
 
@@ -149,14 +172,19 @@ def collate(items: Sequence[Encoded]) -> Batch:
     chars = torch.zeros(batch_size, max_length, max_chars, dtype=torch.long)
     labelled = items[0].tags is not None
     tags = torch.zeros(batch_size, max_length, dtype=torch.long) if labelled else None
+    features = None
+    if items[0].features is not None:
+        features = torch.zeros(batch_size, max_length, items[0].features.size(1), dtype=torch.long)
     for row, item in enumerate(items):
         length, width = item.chars.shape
         words[row, :length] = item.words
         chars[row, :length, :width] = item.chars
         if tags is not None:
             tags[row, :length] = item.tags
+        if features is not None:
+            features[row, :length] = item.features
     mask = torch.arange(max_length).unsqueeze(0) < lengths.unsqueeze(1)
-    return Batch(words=words, chars=chars, mask=mask, lengths=lengths, tags=tags)
+    return Batch(words=words, chars=chars, mask=mask, lengths=lengths, tags=tags, features=features)
 
 
 def bucketed_batches(

@@ -21,13 +21,28 @@ from crftag import __version__
 from crftag.batching import Vocabularies
 from crftag.config import Config
 from crftag.errors import CrftagError
-from crftag.model import BiLSTMCRF
+from crftag.model import BiLSTMCRF, CRFTagger, FeatureCRF
 from crftag.schemes import allowed_transitions
 
-__all__ = ["FORMAT_VERSION", "LoadedModel", "build_model", "load_model", "save_model"]
+__all__ = [
+    "BUNDLED_MODELS",
+    "DEFAULT_MODEL",
+    "FORMAT_VERSION",
+    "LoadedModel",
+    "build_model",
+    "load_model",
+    "save_model",
+]
 
 FORMAT_VERSION = 1
 FILE_NAME = "model.pt"
+# Models that ship inside the package (crftag/models/NAME.pt), selected with -m NAME.
+BUNDLED_MODELS = {
+    "en-ner": "English named entities (PER, LOC, ORG, MISC), trained on CoNLL-2003",
+    "en-pos": "English universal part-of-speech tags, trained on UD English-EWT",
+}
+DEFAULT_MODEL = "en-ner"
+MODELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
 
 
 @dataclass
@@ -38,7 +53,7 @@ class LoadedModel:
     train_scheme  the scheme the network predicts in
     """
 
-    model: BiLSTMCRF
+    model: CRFTagger
     vocabularies: Vocabularies
     config: Config
     data_scheme: str
@@ -46,22 +61,33 @@ class LoadedModel:
     metrics: dict
 
 
-def build_model(config: Config, vocabularies: Vocabularies, train_scheme: str) -> BiLSTMCRF:
+def build_model(config: Config, vocabularies: Vocabularies, train_scheme: str) -> CRFTagger:
     """A fresh network sized by ``config`` and the vocabularies, constrained by the scheme."""
     constraints = None
     if config.model.constrained and train_scheme != "none":
         constraints = allowed_transitions(train_scheme, vocabularies.tags.symbols)
+    if config.model.encoder == "features":
+        return FeatureCRF(
+            buckets=vocabularies.feature_buckets,
+            num_tags=len(vocabularies.tags),
+            constraints=constraints,
+        )
     return BiLSTMCRF(
         config.model,
         num_words=len(vocabularies.words),
         num_chars=len(vocabularies.chars),
         num_tags=len(vocabularies.tags),
         constraints=constraints,
+        char_symbols=vocabularies.chars.symbols,
     )
 
 
-def save_model(path: str, loaded: LoadedModel) -> None:
-    """Write ``loaded`` to ``path`` atomically."""
+def save_model(path: str, loaded: LoadedModel, *, half: bool = False) -> None:
+    """Write ``loaded`` to ``path`` atomically. ``half`` stores floating-point weights in float16
+    (half the file; they are widened back to float32 when loaded)."""
+    weights = {k: v.detach().cpu() for k, v in loaded.model.state_dict().items()}
+    if half:
+        weights = {k: v.half() if v.is_floating_point() else v for k, v in weights.items()}
     state = {
         "format": "crftag",
         "format_version": FORMAT_VERSION,
@@ -71,7 +97,7 @@ def save_model(path: str, loaded: LoadedModel) -> None:
         "data_scheme": loaded.data_scheme,
         "train_scheme": loaded.train_scheme,
         "metrics": loaded.metrics,
-        "state_dict": {k: v.detach().cpu() for k, v in loaded.model.state_dict().items()},
+        "state_dict": weights,
     }
     write_atomically(path, state)
 
@@ -95,7 +121,16 @@ def write_atomically(path: str, payload: dict) -> None:
 
 
 def resolve_model_path(path: str) -> str:
-    """``-m`` takes the checkpoint file or the run directory that holds ``model.pt``."""
+    """``-m`` takes a bundled model's name, a checkpoint file, or a run directory that holds
+    ``model.pt``. A file or directory of a bundled model's name in the current directory wins."""
+    if path in BUNDLED_MODELS and not os.path.exists(path):
+        bundled = os.path.join(MODELS_DIR, f"{path}.pt")
+        if not os.path.exists(bundled):
+            raise CrftagError(
+                f"-m {path}: the bundled model is not in this copy of crftag ({bundled}); "
+                "build it with `make models`, or pass -m RUN_DIR"
+            )
+        return bundled
     if os.path.isdir(path):
         candidate = os.path.join(path, FILE_NAME)
         if not os.path.exists(candidate):
@@ -150,7 +185,7 @@ def load_model(path: str, device: torch.device | str = "cpu") -> LoadedModel:
     config = Config.from_dict(state["config"], source=path)
     vocabularies = Vocabularies.from_state(state["vocabularies"])
     model = build_model(config, vocabularies, state["train_scheme"])
-    model.load_state_dict(state["state_dict"])
+    model.load_state_dict(state["state_dict"])  # float16 weights are widened as they are copied
     model.to(device).eval()
     return LoadedModel(
         model=model,

@@ -31,6 +31,16 @@ app = typer.Typer(
 )
 
 
+ModelOption = Annotated[
+    str,
+    typer.Option(
+        "-m",
+        "--model",
+        help="Checkpoint file, run directory, or a bundled model: en-ner (default), en-pos.",
+    ),
+]
+
+
 class DeviceChoice(str, Enum):
     auto = "auto"
     cpu = "cpu"
@@ -144,7 +154,7 @@ def train(
 @app.command("eval")
 def evaluate(
     files: Annotated[list[str], typer.Argument(help="Labelled CoNLL or CoNLL-U files.")],
-    model: Annotated[str, typer.Option("-m", "--model", help="Checkpoint file or run directory.")],
+    model: ModelOption = "en-ner",
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per file.")] = False,
     device: Annotated[DeviceChoice, typer.Option(help="Where to run.")] = DeviceChoice.auto,
     batch_size: Annotated[int, typer.Option(min=1, help="Sentences per batch.")] = 64,
@@ -209,9 +219,7 @@ def predict(
     files: Annotated[
         list[str] | None, typer.Argument(help="Input files; none or - reads stdin.")
     ] = None,
-    model: Annotated[
-        str, typer.Option("-m", "--model", help="Checkpoint file or run directory.")
-    ] = "",
+    model: ModelOption = "en-ner",
     input_format: Annotated[
         InputFormat,
         typer.Option(help="text: raw sentences, one per line; tokens: split on spaces."),
@@ -259,8 +267,6 @@ def predict(
     from crftag.predict import predict_files
     from crftag.tagger import Tagger
 
-    if not model:
-        raise CrftagError("predict needs a model: -m RUN_DIR or -m model.pt")
     shard_of = _parse_shard(shard) if shard else (0, 1)
     if jobs > 1:
         if shard is not None:
@@ -353,6 +359,25 @@ def merge(
         if not os.path.isfile(path):
             raise CrftagError(f"{path}: no such file")
     merge_shards(files, output_format.value, sys.stdout, batch_size)
+
+
+@app.command()
+def export(
+    model: Annotated[str, typer.Argument(help="Checkpoint file or run directory.")],
+    output: Annotated[str, typer.Argument(help="Checkpoint file to write.")],
+    half: Annotated[
+        bool, typer.Option("--half", help="Store weights in float16: half the size.")
+    ] = False,
+) -> None:
+    """Copy a trained model into one checkpoint file, optionally in half precision."""
+    from crftag.checkpoint import load_model, save_model
+
+    loaded = load_model(model)
+    directory = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(directory):
+        raise CrftagError(f"{output}: no such directory: {directory}")
+    save_model(output, loaded, half=half)
+    typer.echo(f"wrote {output} ({os.path.getsize(output) / 2**20:.1f} MB)", err=True)
 
 
 def _optional_values(args: list[str]) -> list[str]:

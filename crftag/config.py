@@ -61,6 +61,12 @@ class VocabConfig:
 
 @dataclass(frozen=True)
 class ModelConfig:
+    # bilstm: embeddings, a character encoder and a BiLSTM give the emissions; features: a linear
+    # CRF on hashed sparse token features (word, affixes, shape, casing, neighbours at +-2)
+    encoder: str = field(default="bilstm", metadata=_choice("bilstm", "features"))
+    feature_buckets: int = field(  # features: hash space; more buckets, fewer collisions
+        default=2**20, metadata=_at_least(1)
+    )
     word_dim: int = field(default=100, metadata=_at_least(1))  # word embedding size
     char_encoder: str = field(default="cnn", metadata=_choice("cnn", "lstm", "none"))
     char_dim: int = field(default=30, metadata=_at_least(1))  # character embedding size
@@ -68,6 +74,9 @@ class ModelConfig:
         default=30, metadata=_at_least(1)
     )  # CNN filters, or LSTM units per direction
     char_kernel: int = field(default=3, metadata=_at_least(1))  # CNN window width
+    # size of an embedding of each word's casing class (all lower, initial upper, numeric, ...);
+    # 0 = none. Helps with lower-cased word vectors such as GloVe's
+    casing_dim: int = 0
     hidden_size: int = field(default=200, metadata=_at_least(1))  # word BiLSTM units per direction
     num_layers: int = field(default=1, metadata=_at_least(1))  # word BiLSTM layers
     dropout: float = 0.5  # on the embeddings and the BiLSTM output

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-__all__ = ["CharCNN", "CharLSTM", "WordBiLSTM"]
+__all__ = ["CasingEmbedding", "CharCNN", "CharLSTM", "WordBiLSTM"]
 
 
 class CharCNN(nn.Module):
@@ -63,6 +63,49 @@ class CharLSTM(nn.Module):
             _, (hidden, _) = self.lstm(packed)  # hidden (2, N, H)
             output[real] = torch.cat([hidden[0], hidden[1]], dim=1)
         return output.view(batch_size, length, -1)
+
+
+class CasingEmbedding(nn.Module):
+    """An embedding of each word's casing class (Reimers & Gurevych 2017): lower-cased word
+    vectors such as GloVe's cannot tell "Apple" from "apple", so the class says it directly.
+
+    Classes: padding, numeric, mainly numeric, all lower, all upper, initial upper, contains a
+    digit, other. They are computed from the character indices with tensor operations, through a
+    table from character index to character kind built from the character vocabulary.
+
+    chars (B, T, C) long, 0 = padding -> (B, T, dim)
+    """
+
+    NUM_CLASSES = 8
+
+    def __init__(self, char_symbols: list[str], dim: int) -> None:
+        super().__init__()
+        # 0 padding, 1 upper, 2 lower, 3 digit, 4 anything else; indices 0 and 1 are the
+        # padding and unknown characters (whose names must not be read as lower-case letters).
+        kinds = [0, 4] + [
+            1 if c.isupper() else 2 if c.islower() else 3 if c.isdigit() else 4
+            for c in char_symbols[2:]
+        ]
+        self.register_buffer("char_kinds", torch.tensor(kinds, dtype=torch.long), persistent=False)
+        self.embedding = nn.Embedding(self.NUM_CLASSES, dim, padding_idx=0)
+        self.output_size = dim
+
+    def classes(self, chars: torch.Tensor) -> torch.Tensor:
+        """Casing class (B, T) of each word."""
+        kinds = self.char_kinds[chars]  # (B, T, C)
+        length = kinds.ne(0).sum(2)  # (B, T)
+        upper, lower, digits = (kinds.eq(kind).sum(2) for kind in (1, 2, 3))
+        classes = torch.full_like(length, 7)  # other
+        classes = torch.where(digits > 0, torch.full_like(classes, 6), classes)
+        classes = torch.where(kinds[:, :, 0].eq(1), torch.full_like(classes, 5), classes)
+        classes = torch.where(upper.eq(length), torch.full_like(classes, 4), classes)
+        classes = torch.where(lower.eq(length), torch.full_like(classes, 3), classes)
+        classes = torch.where(2 * digits > length, torch.full_like(classes, 2), classes)
+        classes = torch.where(digits.eq(length), torch.full_like(classes, 1), classes)
+        return torch.where(length.eq(0), torch.zeros_like(classes), classes)
+
+    def forward(self, chars: torch.Tensor) -> torch.Tensor:
+        return self.embedding(self.classes(chars))
 
 
 class WordBiLSTM(nn.Module):

@@ -1,69 +1,39 @@
-"""The tagger: word embeddings and a character encoder, a BiLSTM, a linear layer to emission
-scores, and a CRF on top.
+"""The taggers: emission scores from an encoder, and a CRF on top.
+
+:class:`BiLSTMCRF` encodes words with embeddings, a character encoder and a BiLSTM;
+:class:`FeatureCRF` is the classic linear-chain CRF whose emissions are sums of weights of sparse
+hashed token features (:mod:`crftag.features`). Both share loss and decoding (:class:`CRFTagger`).
 """
 
 from __future__ import annotations
 
 import torch
 from torch import nn
+from torch.nn import functional
 
 from crftag.batching import Batch
 from crftag.config import ModelConfig
 from crftag.crf import CRF
-from crftag.encoder import CharCNN, CharLSTM, WordBiLSTM
+from crftag.encoder import CasingEmbedding, CharCNN, CharLSTM, WordBiLSTM
 
-__all__ = ["BiLSTMCRF"]
+__all__ = ["BiLSTMCRF", "CRFTagger", "FeatureCRF"]
 
 
-class BiLSTMCRF(nn.Module):
-    """BiLSTM-CRF sequence labeller (Lample et al. 2016; Ma & Hovy 2016).
+def _crf(num_tags: int, constraints: tuple | None) -> CRF:
+    allowed = dict(
+        zip(("allowed", "allowed_start", "allowed_end"), constraints or (), strict=False)
+    )
+    return CRF(num_tags, **{k: torch.tensor(v) for k, v in allowed.items()})
 
-    ``constraints`` is (allowed (K, K), allowed_start (K,), allowed_end (K,)) booleans for the CRF,
-    or None for none.
-    """
 
-    def __init__(
-        self,
-        config: ModelConfig,
-        *,
-        num_words: int,
-        num_chars: int,
-        num_tags: int,
-        constraints: tuple | None = None,
-    ) -> None:
-        super().__init__()
-        self.word_embedding = nn.Embedding(num_words, config.word_dim, padding_idx=0)
-        # Ma & Hovy's initialisation: uniform in +-sqrt(3 / dim), a unit-variance start.
-        bound = (3.0 / config.word_dim) ** 0.5
-        nn.init.uniform_(self.word_embedding.weight, -bound, bound)
-        with torch.no_grad():
-            self.word_embedding.weight[0].zero_()
-        if config.char_encoder == "cnn":
-            self.char_encoder = CharCNN(
-                num_chars, config.char_dim, config.char_size, config.char_kernel
-            )
-        elif config.char_encoder == "lstm":
-            self.char_encoder = CharLSTM(num_chars, config.char_dim, config.char_size)
-        else:
-            self.char_encoder = None
-        char_size = self.char_encoder.output_size if self.char_encoder is not None else 0
-        self.dropout = nn.Dropout(config.dropout)
-        self.encoder = WordBiLSTM(
-            config.word_dim + char_size, config.hidden_size, config.num_layers, config.dropout
-        )
-        self.projection = nn.Linear(self.encoder.output_size, num_tags)
-        allowed = dict(
-            zip(("allowed", "allowed_start", "allowed_end"), constraints or (), strict=False)
-        )
-        self.crf = CRF(num_tags, **{k: torch.tensor(v) for k, v in allowed.items()})
+class CRFTagger(nn.Module):
+    """A CRF over emission scores; subclasses say where the emissions come from."""
+
+    crf: CRF
 
     def emissions(self, batch: Batch) -> torch.Tensor:
         """Emission scores (B, T, K) for a batch."""
-        features = self.word_embedding(batch.words)  # (B, T, Dw)
-        if self.char_encoder is not None:
-            features = torch.cat([features, self.char_encoder(batch.chars)], dim=2)
-        encoded = self.encoder(self.dropout(features), batch.lengths)  # (B, T, 2H)
-        return self.projection(self.dropout(encoded))
+        raise NotImplementedError
 
     def loss(self, batch: Batch, reduction: str = "sum", amp: bool = False) -> torch.Tensor:
         """CRF negative log-likelihood of the batch's gold tags.
@@ -82,3 +52,106 @@ class BiLSTMCRF(nn.Module):
     def decode(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """Viterbi tags (B, T) and their scores (B,)."""
         return self.crf.decode(self.emissions(batch), batch.mask)
+
+
+class FeatureCRF(CRFTagger):
+    """Linear-chain CRF on hashed sparse features (Collins' notes; Lafferty et al. 2001).
+
+    The emission of tag k at a token is the sum over its F active features f of weight[f, k]; the
+    transitions are the CRF's. Weights start at zero, so training starts from the uniform model.
+    """
+
+    def __init__(self, *, buckets: int, num_tags: int, constraints: tuple | None = None) -> None:
+        super().__init__()
+        # Row 0 is the padding feature. Padded positions' emissions never reach the CRF's scores,
+        # so it gets no gradient and stays zero without embedding_bag's (20x slower) padding_idx.
+        self.weights = nn.Parameter(torch.zeros(buckets + 1, num_tags))
+        self.crf = _crf(num_tags, constraints)
+
+    def emissions(self, batch: Batch) -> torch.Tensor:
+        batch_size, length, width = batch.features.shape  # (B, T, F)
+        summed = _SparseRowSum.apply(batch.features.view(-1, width), self.weights)  # (B*T, K)
+        return summed.view(batch_size, length, -1)
+
+
+class _SparseRowSum(torch.autograd.Function):
+    """rows (N, F) long, weights (V, K) -> (N, K): each output row the sum of F weight rows.
+
+    The gradient of the weights is returned sparse (only the rows used), so neither the backward
+    pass nor the update touches the whole (V, K) matrix; see :class:`crftag.optim.SparseSGD`.
+    """
+
+    @staticmethod
+    def forward(ctx, rows: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(rows)
+        ctx.shape = weights.shape
+        return functional.embedding_bag(rows, weights, mode="sum")
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor):
+        (rows,) = ctx.saved_tensors
+        width = rows.size(1)
+        values = grad_output.repeat_interleave(width, dim=0)  # (N*F, K), row i*F+j for rows[i, j]
+        grad = torch.sparse_coo_tensor(
+            rows.reshape(1, -1), values, ctx.shape, check_invariants=False
+        )
+        return None, grad
+
+
+class BiLSTMCRF(CRFTagger):
+    """BiLSTM-CRF sequence labeller (Lample et al. 2016; Ma & Hovy 2016).
+
+    ``constraints`` is (allowed (K, K), allowed_start (K,), allowed_end (K,)) booleans for the CRF,
+    or None for none.
+    """
+
+    def __init__(
+        self,
+        config: ModelConfig,
+        *,
+        num_words: int,
+        num_chars: int,
+        num_tags: int,
+        constraints: tuple | None = None,
+        char_symbols: list[str] | None = None,
+    ) -> None:
+        super().__init__()
+        self.word_embedding = nn.Embedding(num_words, config.word_dim, padding_idx=0)
+        # Ma & Hovy's initialisation: uniform in +-sqrt(3 / dim), a unit-variance start.
+        bound = (3.0 / config.word_dim) ** 0.5
+        nn.init.uniform_(self.word_embedding.weight, -bound, bound)
+        with torch.no_grad():
+            self.word_embedding.weight[0].zero_()
+        if config.char_encoder == "cnn":
+            self.char_encoder = CharCNN(
+                num_chars, config.char_dim, config.char_size, config.char_kernel
+            )
+        elif config.char_encoder == "lstm":
+            self.char_encoder = CharLSTM(num_chars, config.char_dim, config.char_size)
+        else:
+            self.char_encoder = None
+        char_size = self.char_encoder.output_size if self.char_encoder is not None else 0
+        self.casing = None
+        if config.casing_dim:
+            if char_symbols is None:
+                raise ValueError("expected the character vocabulary's symbols for casing_dim > 0")
+            self.casing = CasingEmbedding(char_symbols, config.casing_dim)
+        self.dropout = nn.Dropout(config.dropout)
+        self.encoder = WordBiLSTM(
+            config.word_dim + char_size + config.casing_dim,
+            config.hidden_size,
+            config.num_layers,
+            config.dropout,
+        )
+        self.projection = nn.Linear(self.encoder.output_size, num_tags)
+        self.crf = _crf(num_tags, constraints)
+
+    def emissions(self, batch: Batch) -> torch.Tensor:
+        """Emission scores (B, T, K) for a batch."""
+        features = self.word_embedding(batch.words)  # (B, T, Dw)
+        if self.char_encoder is not None:
+            features = torch.cat([features, self.char_encoder(batch.chars)], dim=2)
+        if self.casing is not None:
+            features = torch.cat([features, self.casing(batch.chars)], dim=2)
+        encoded = self.encoder(self.dropout(features), batch.lengths)  # (B, T, 2H)
+        return self.projection(self.dropout(encoded))

@@ -39,6 +39,8 @@ from crftag.distributed import Group, join, leave
 from crftag.embeddings import Embeddings, check_embeddings, read_embeddings
 from crftag.errors import CrftagError, TrainingInterrupted
 from crftag.evaluate import score
+from crftag.model import BiLSTMCRF
+from crftag.optim import SparseSGD
 from crftag.schemes import convert, detect_scheme, is_span_tagset
 from crftag.tagger import Tagger
 from crftag.vocab import Vocabulary
@@ -100,6 +102,7 @@ def build_vocabularies(
         tags=Vocabulary([], has_unknown=False),
         lowercase=config.vocab.lowercase,
         normalize_digits=config.vocab.normalize_digits,
+        feature_buckets=config.model.feature_buckets if config.model.encoder == "features" else 0,
     )
     for sentence in sentences:
         words.update(vocabularies.word_key(token) for token in sentence.tokens)
@@ -199,7 +202,8 @@ def fit(
     model = build_model(config, vocabularies, train_scheme)
     if embeddings is not None:
         _initialise_embeddings(model, vocabularies, embeddings)
-    model.word_embedding.weight.requires_grad_(not config.model.freeze_embeddings)
+    if isinstance(model, BiLSTMCRF):
+        model.word_embedding.weight.requires_grad_(not config.model.freeze_embeddings)
     model.to(device)
     # Words seen once in training: the ones word dropout turns into the unknown word.
     word_counts = torch.bincount(
@@ -393,6 +397,8 @@ def _headline(scores: dict) -> float:
 def _optimizer(config: Config, model: torch.nn.Module) -> torch.optim.Optimizer:
     settings = config.train
     parameters = [p for p in model.parameters() if p.requires_grad]
+    if config.model.encoder == "features":
+        return SparseSGD(parameters, lr=settings.lr, weight_decay=settings.weight_decay)
     if settings.optimizer == "adam":
         kind, options = torch.optim.Adam, {"lr": settings.lr, "weight_decay": settings.weight_decay}
     else:
@@ -437,8 +443,34 @@ def check_data_files(config: Config) -> None:
         if path is not None and not os.path.isfile(path):
             what = "is a directory" if os.path.isdir(path) else "no such file"
             raise CrftagError(f"data.{name}: {path}: {what}")
+    if config.model.encoder == "features":
+        _check_feature_training(config)
     if config.model.embeddings is not None:
+        if config.model.encoder == "features":
+            raise CrftagError(
+                "model.embeddings: the features encoder uses no word vectors; "
+                "remove model.embeddings or set model.encoder: bilstm"
+            )
         check_embeddings(config.model.embeddings, config.model.word_dim)
+
+
+def _check_feature_training(config: Config) -> None:
+    """The feature CRF's sparse gradients take plain SGD with exact L2 (crftag.optim.SparseSGD)."""
+    settings = config.train
+    if settings.optimizer != "sgd" or settings.momentum:
+        raise CrftagError(
+            "model.encoder features trains with plain SGD on sparse gradients: "
+            f"set train.optimizer: sgd and train.momentum: 0 (got {settings.optimizer}, "
+            f"momentum {settings.momentum})"
+        )
+    if settings.clip_grad_norm:
+        raise CrftagError(
+            "model.encoder features: set train.clip_grad_norm: null (gradient clipping needs "
+            "dense gradients; L2 regularisation is train.weight_decay)"
+        )
+    decay = settings.lr * settings.weight_decay
+    if not 0 <= decay < 1:
+        raise CrftagError(f"train.lr * train.weight_decay must be in [0, 1), got {decay}")
 
 
 class StopSignals:

@@ -1,0 +1,138 @@
+"""The linear feature CRF: hashed features, the sparse gradient, its optimizer, and a run
+through the same CLI as the BiLSTM-CRF."""
+
+import json
+
+import pytest
+import torch
+from torch.nn import functional
+
+from crftag import cli
+from crftag.batching import Batch
+from crftag.encoder import CasingEmbedding
+from crftag.features import NUM_FEATURES, OFFSETS, TEMPLATES, FeatureHasher, token_values
+from crftag.model import FeatureCRF, _SparseRowSum
+from crftag.optim import SparseSGD
+
+
+def test_token_values_follow_the_templates():
+    values = dict(zip(TEMPLATES, token_values("McDonald's"), strict=True))
+    assert values["word"] == "McDonald's" and values["lower"] == "mcdonald's"
+    assert values["prefix3"] == "McD" and values["suffix4"] == "ld's"
+    assert values["shape"] == "XxXx'x" and values["casing"] == "mixed"
+    assert token_values("1990")[-2:] == ("d", "number")
+
+
+def test_hashed_features_are_stable_and_see_the_neighbours():
+    tokens = ["Peter", "lives", "in", "Berlin"]
+    first, second = FeatureHasher(1000), FeatureHasher(1000)
+    ids = first(tokens)
+    assert ids.shape == (4, NUM_FEATURES) and ids.dtype == torch.long
+    assert torch.equal(ids, second(tokens))  # a new process finds the same weights
+    assert int(ids.min()) >= 1 and int(ids.max()) <= 1000  # 0 is left for padding
+    # Token 1's features at offset +1 are the ids of token 2's word at that offset.
+    width = len(TEMPLATES)
+    plus_one = 1 + OFFSETS.index(1) * width
+    expected = [
+        first._hash(f"1|{n}|{v}") for n, v in zip(TEMPLATES, token_values("in"), strict=True)
+    ]
+    assert ids[1, plus_one : plus_one + width].tolist() == expected
+    # Beyond the edges, neighbours are boundary markers, different before and after.
+    minus_two = 1 + OFFSETS.index(-2) * width
+    plus_two = 1 + OFFSETS.index(2) * width
+    assert ids[0, minus_two] == ids[1, minus_two] != ids[2, minus_two]
+    assert ids[3, plus_two] == ids[2, plus_two] != ids[0, plus_two]
+
+
+def test_sparse_row_sum_matches_dense_autograd():
+    torch.manual_seed(0)
+    rows = torch.randint(0, 50, (12, 7))
+    weights = torch.randn(50, 4, dtype=torch.float64, requires_grad=True)
+    upstream = torch.randn(12, 4, dtype=torch.float64)
+    (_SparseRowSum.apply(rows, weights) * upstream).sum().backward()
+    sparse_grad = weights.grad.to_dense()
+    weights.grad = None
+    (functional.embedding(rows, weights).sum(1) * upstream).sum().backward()
+    assert torch.allclose(sparse_grad, weights.grad)
+
+
+def test_sparse_sgd_is_sgd_with_l2():
+    torch.manual_seed(0)
+    ours = torch.nn.Parameter(torch.randn(6, 3))
+    reference = torch.nn.Parameter(ours.detach().clone())
+    gradient = torch.randn(6, 3)
+    ours.grad, reference.grad = gradient.to_sparse(), gradient.clone()
+    SparseSGD([ours], lr=0.1, weight_decay=0.5).step()
+    torch.optim.SGD([reference], lr=0.1, weight_decay=0.5).step()
+    assert torch.allclose(ours, reference)
+
+
+def test_feature_crf_trains_and_its_padding_row_stays_zero():
+    torch.manual_seed(0)
+    model = FeatureCRF(buckets=100, num_tags=3)
+    hasher = FeatureHasher(100)
+    features = torch.zeros(2, 3, NUM_FEATURES, dtype=torch.long)
+    features[0] = hasher(["a", "b", "c"])
+    features[1, :2] = hasher(["b", "a"])
+    mask = torch.tensor([[True, True, True], [True, True, False]])
+    batch = Batch(
+        words=torch.ones(2, 3, dtype=torch.long),
+        chars=torch.ones(2, 3, 1, dtype=torch.long),
+        mask=mask,
+        lengths=mask.sum(1),
+        tags=torch.tensor([[0, 1, 2], [1, 0, 0]]),
+        features=features,
+    )
+    optimizer = SparseSGD(model.parameters(), lr=0.1, weight_decay=0.01)
+    losses = []
+    for _ in range(30):
+        loss = model.loss(batch)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss.detach()))
+    assert losses[-1] < 0.1 * losses[0]
+    assert torch.count_nonzero(model.weights[0]) == 0
+    tags, _ = model.decode(batch)
+    assert tags[0].tolist() == [0, 1, 2] and tags[1, :2].tolist() == [1, 0]
+
+
+def test_casing_classes():
+    symbols = ["<pad>", "<unk>", *"aAbB019.-"]
+    words = ["ab", "AB", "Ab", "10", "10a", "a1", ".-", "aB", "", "1.0", "Q"]
+    index = {s: i for i, s in enumerate(symbols)}
+    width = max(len(w) for w in words)
+    chars = torch.tensor([[[index.get(c, 1) for c in w] + [0] * (width - len(w)) for w in words]])
+    classes = CasingEmbedding(symbols, 4).classes(chars)[0].tolist()
+    # numeric 1, mainly numeric 2, lower 3, upper 4, initial upper 5, has a digit 6, other 7
+    assert classes == [3, 4, 5, 1, 2, 6, 7, 7, 0, 2, 7]
+
+
+def test_feature_crf_through_the_cli(tmp_path, invoke):
+    run = tmp_path / "run"
+    args = ["train", "configs/sample_features.yaml", "-o", str(run), "--quiet", "--device", "cpu"]
+    assert cli.run(args) == 0
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["dev"] > 0.8
+    result = invoke(["eval", "data/ner_sample.test.conll", "-m", str(run), "--json"])
+    assert result.status == 0
+    assert json.loads(result.stdout)["entities"]["micro"]["f1"] == pytest.approx(metrics["test"])
+    result = invoke(
+        ["predict", "-m", str(run), "--format", "jsonl"], stdin="Anna Schmidt visited Paris .\n"
+    )
+    assert result.status == 0 and result.stdout.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "setting, message",
+    [
+        ("train.momentum=0.9", "train.momentum: 0"),
+        ("train.clip_grad_norm=5", "clip_grad_norm: null"),
+        ("model.embeddings=data/sentences.txt", "uses no word vectors"),
+    ],
+)
+def test_feature_crf_config_mistakes(tmp_path, invoke, setting, message):
+    args = ["train", "configs/sample_features.yaml", "-o", str(tmp_path), "--set", setting]
+    result = invoke(args)
+    assert result.status == 2 and message in result.stderr
+    assert result.stderr.count("\n") == 1

@@ -155,13 +155,17 @@ def main() -> None:
 
 
 def crfsuite_baseline() -> dict | None:
-    """benchmarks/crfsuite_baseline.py's result, or None without python-crfsuite."""
+    """benchmarks/crfsuite_baseline.py's result (reused when its JSON exists, like finished
+    runs), or None without python-crfsuite."""
+    path = os.path.join(HERE, "results", "crfsuite_baseline.json")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
     try:
         import pycrfsuite  # noqa: F401
     except ImportError:
         print("python-crfsuite not installed: no CRFsuite baseline", file=sys.stderr)
         return None
-    path = os.path.join(HERE, "results", "crfsuite_baseline.json")
     subprocess.run(
         [sys.executable, os.path.join(HERE, "crfsuite_baseline.py"), "--json", path],
         check=True,

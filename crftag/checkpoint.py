@@ -113,6 +113,10 @@ def write_atomically(path: str, payload: dict) -> None:
             torch.save(payload, stream)
             stream.flush()
             os.fsync(stream.fileno())
+        # mkstemp makes the file private (0600); give it the permissions a plain open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):

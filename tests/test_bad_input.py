@@ -82,7 +82,8 @@ def test_bad_options(invoke, sample_model):
         invoke(["predict", "-m", str(sample_model), "--batch-size", "0"]), "--batch-size"
     )
     assert_one_line_error(invoke(["predict", "-m", str(sample_model), "--nbest", "x"]), "--nbest")
-    assert_one_line_error(invoke(["eval", "data/ner_sample.dev.conll"]), "--model")
+    # eval without -m uses the bundled en-ner; -m with no value is the mistake.
+    assert_one_line_error(invoke(["eval", "data/ner_sample.dev.conll", "-m"]), "-m")
     assert_one_line_error(invoke(["tag"]), "No such command")
 
 

@@ -45,7 +45,8 @@ bench-accuracy: install
 # The bundled models: the best-on-dev of the 3 seeds of conll03 and ud_ewt_upos (trained first
 # when runs/accuracy lacks them), written in half precision to crftag/models/en-ner.pt, en-pos.pt.
 models: install
-	$(PY) benchmarks/accuracy.py --configs configs/conll03.yaml configs/ud_ewt_upos.yaml --export-best
+	$(PY) benchmarks/accuracy.py --configs configs/conll03.yaml configs/ud_ewt_upos.yaml \
+		--export-best --json runs/accuracy/models.json
 
 bench-crf: install
 	$(PY) benchmarks/crf_kernels.py

@@ -161,6 +161,12 @@ def fit(
     while the others wait for its verdict.
     """
     settings = config.train
+    if config.model.encoder == "features" and group.world_size > 1:
+        # DistributedDataParallel all-reduces dense gradients; the feature CRF's are sparse.
+        raise CrftagError(
+            "model.encoder features trains in one process (minutes on a CPU); run it without "
+            "torchrun"
+        )
     train_sentences = read_corpus(config.data.train, column_spec(config, config.data.train))
     dev_sentences = (
         read_corpus(config.data.dev, column_spec(config, config.data.dev))

@@ -245,14 +245,19 @@ def _viterbi_numpy(emissions, mask, transitions, start, end):
     moves = np.ascontiguousarray(transitions.detach().numpy().T)
     best = start.detach().numpy() + emitted[0]  # (B, K)
     finals = np.empty((batch_size, num_tags), dtype=best.dtype)
+    # One buffer for every step's candidates, and the maximum read at the argmax rather than
+    # found by a second pass: two of a step's five calls fewer.
+    buffer = np.empty((batch_size, num_tags, num_tags), dtype=best.dtype)
     backpointers = []
     for t in range(1, length):
         n, ended = running[t], running[t - 1]
         if n < ended:
             finals[n:ended] = best[n:ended]
-        candidates = best[:n, None, :] + moves  # (n, K to, K from)
-        backpointers.append(candidates.argmax(axis=2))  # (n, K to)
-        best = candidates.max(axis=2) + emitted[t, :n]
+        candidates = buffer[:n]
+        np.add(best[:n, None, :], moves, out=candidates)  # (n, K to, K from)
+        pointers = candidates.argmax(axis=2)  # (n, K to)
+        backpointers.append(pointers)
+        best = np.take_along_axis(candidates, pointers[:, :, None], 2)[:, :, 0] + emitted[t, :n]
     finals[: running[length - 1]] = best
     closing = finals + end.detach().numpy()
     current = closing.argmax(axis=1)

@@ -129,13 +129,15 @@ def main() -> None:
     with open(args.json, "w", encoding="utf-8") as handle:
         json.dump(report, handle, indent=2)
         handle.write("\n")
+    machine = report["machine"]
+    print(f"Machine: {machine['cpu']}, {machine['cores']} cores, torch {machine['torch']}.\n")
     print("| config | seed | dev | test | epochs | train time | tokens/s |")
     print("|---|---|---|---|---|---|---|")
     for config, result in report["results"].items():
         for s in result["seeds"]:
             print(
                 f"| {config} | {s['seed']} | {100 * s['dev']:.2f} | {100 * s['test']:.2f} | "
-                f"{s['epochs']} | {s['train_seconds'] / 60:.0f} min | "
+                f"{s['epochs']} | {_duration(s['train_seconds'])} | "
                 f"{s['tokens_per_second']:.0f} |"
             )
         dev, test = result["dev"], result["test"]

@@ -76,7 +76,7 @@ class ModelConfig:
     char_kernel: int = field(default=3, metadata=_at_least(1))  # CNN window width
     # size of an embedding of each word's casing class (all lower, initial upper, numeric, ...);
     # 0 = none. Helps with lower-cased word vectors such as GloVe's
-    casing_dim: int = 0
+    casing_dim: int = field(default=0, metadata=_at_least(0))
     hidden_size: int = field(default=200, metadata=_at_least(1))  # word BiLSTM units per direction
     num_layers: int = field(default=1, metadata=_at_least(1))  # word BiLSTM layers
     dropout: float = 0.5  # on the embeddings and the BiLSTM output

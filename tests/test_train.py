@@ -40,3 +40,14 @@ def test_early_stopping_ends_before_the_epoch_limit(tmp_path, capsys):
     assert cli.run([*args, "--set", "train.epochs=10", "--set", "train.patience=2", *FAST]) == 0
     epochs = [line for line in capsys.readouterr().err.splitlines() if line.startswith("epoch")]
     assert len(epochs) == 3
+
+
+def test_casing_embedding_trains_and_reloads(tmp_path):
+    args = ["train", "configs/sample.yaml", "-o", str(tmp_path), "--set", "train.epochs=1"]
+    assert cli.run([*args, "--set", "model.casing_dim=4", *FAST]) == 0
+    state = torch.load(tmp_path / "model.pt", weights_only=True)
+    assert state["state_dict"]["casing.embedding.weight"].shape == (8, 4)
+    from crftag.tagger import Tagger
+
+    tags = Tagger.load(str(tmp_path)).tag([["Anna", "visited", "PARIS", "in", "1990", "."]])
+    assert len(tags[0]) == 6

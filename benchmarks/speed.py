@@ -46,7 +46,7 @@ from crftag.config import load_config  # noqa: E402
 from crftag.conll import ColumnSpec, open_binary, read_columns  # noqa: E402
 from crftag.schemes import convert  # noqa: E402
 from crftag.tagger import Tagger  # noqa: E402
-from crftag.train import _optimizer, build_vocabularies  # noqa: E402
+from crftag.train import _optimizer, build_vocabularies, prepare_embeddings  # noqa: E402
 
 CONLL = os.path.join(ROOT, "..", "shared", "data", "conll2003")
 CRFTAG = [sys.executable, "-m", "crftag"]
@@ -83,10 +83,14 @@ def training_step(model_path, batches_to_time):
     tagger = Tagger.load(model_path)
     model, vocabularies = tagger.model, tagger.loaded.vocabularies
     config = tagger.loaded.config
-    sentences = read(os.path.join(CONLL, "eng.train"))[:2000]
+    sentences = read(os.path.join(CONLL, "eng.train"))
+    # Prepared as training prepares it: only the rows of words in eng.train are trained.
+    prepare_embeddings(
+        model, config, torch.cat([encode(s.tokens, vocabularies).words for s in sentences])
+    )
     encoded = [
         encode(s.tokens, vocabularies, convert(s.tags, "bioes"))
-        for s in sentences
+        for s in sentences[:2000]
         if all(tag in vocabularies.tags for tag in convert(s.tags, "bioes"))
     ]
     import random

@@ -36,6 +36,12 @@ class Group:
         dist.broadcast_object_list(box, src=0)
         return box[0]
 
+    def broadcast_tensors(self, tensors) -> None:
+        """Overwrite each tensor in place with rank 0's."""
+        if self.world_size > 1:
+            for tensor in tensors:
+                dist.broadcast(tensor, src=0)
+
     def barrier(self) -> None:
         if self.world_size > 1:
             dist.barrier()

@@ -14,7 +14,7 @@ from torch.nn import functional
 from crftag.batching import Batch
 from crftag.config import ModelConfig
 from crftag.crf import CRF
-from crftag.encoder import CasingEmbedding, CharCNN, CharLSTM, WordBiLSTM
+from crftag.encoder import CasingEmbedding, CharCNN, CharLSTM, WordBiLSTM, WordEmbedding
 
 __all__ = ["BiLSTMCRF", "CRFTagger", "FeatureCRF"]
 
@@ -116,7 +116,7 @@ class BiLSTMCRF(CRFTagger):
         char_symbols: list[str] | None = None,
     ) -> None:
         super().__init__()
-        self.word_embedding = nn.Embedding(num_words, config.word_dim, padding_idx=0)
+        self.word_embedding = WordEmbedding(num_words, config.word_dim)
         # Ma & Hovy's initialisation: uniform in +-sqrt(3 / dim), a unit-variance start.
         bound = (3.0 / config.word_dim) ** 0.5
         nn.init.uniform_(self.word_embedding.weight, -bound, bound)

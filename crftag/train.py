@@ -208,13 +208,11 @@ def fit(
     model = build_model(config, vocabularies, train_scheme)
     if embeddings is not None:
         _initialise_embeddings(model, vocabularies, embeddings)
-    if isinstance(model, BiLSTMCRF):
-        model.word_embedding.weight.requires_grad_(not config.model.freeze_embeddings)
+    train_words = torch.cat([e.words for e in encoded])
+    prepare_embeddings(model, config, train_words)
     model.to(device)
     # Words seen once in training: the ones word dropout turns into the unknown word.
-    word_counts = torch.bincount(
-        torch.cat([e.words for e in encoded]), minlength=len(vocabularies.words)
-    )
+    word_counts = torch.bincount(train_words, minlength=len(vocabularies.words))
     singletons = word_counts == 1
     optimizer = _optimizer(config, model)
     state = Progress(batch_order_state=batch_order.getstate())
@@ -225,7 +223,12 @@ def fit(
         torch.set_rng_state(resume["torch_rng"])
     # Every rank steps through the same module; DDP averages gradients in backward() and, at
     # construction, gives every rank rank 0's initial weights (its embeddings included).
-    network = model if group.world_size == 1 else DistributedDataParallel(model)
+    # Buffers (the fixed embedding rows) never change in training: sent once here, rather than
+    # by DistributedDataParallel before every forward.
+    group.broadcast_tensors(list(model.buffers()))
+    network = (
+        model if group.world_size == 1 else DistributedDataParallel(model, broadcast_buffers=False)
+    )
     loaded = LoadedModel(model, vocabularies, config, data_scheme, train_scheme, metrics={})
     tagger = Tagger(loaded, device)
     checkpoint = os.path.join(output_dir, FILE_NAME)
@@ -392,6 +395,20 @@ def _initialise_embeddings(model, vocabularies: Vocabularies, embeddings: Embedd
         ]
     total = len(vocabularies.words) - 2
     print(f"embeddings: {len(targets)} of {total} words have a pretrained vector", file=sys.stderr)
+
+
+def prepare_embeddings(model, config: Config, train_words: torch.Tensor) -> None:
+    """Freeze the word embeddings, or train only the rows of words in ``train_words`` (every
+    word index of the training data, (N,) long) when that changes nothing.
+
+    The rows past the last training word (the pretrained words added to the vocabulary) get
+    no gradient; without weight decay, no optimizer moves them, so they are left out of the
+    trained parameter and its per-step dense work (see :class:`WordEmbedding`)."""
+    if not isinstance(model, BiLSTMCRF):
+        return
+    model.word_embedding.weight.requires_grad_(not config.model.freeze_embeddings)
+    if not config.model.freeze_embeddings and not config.train.weight_decay:
+        model.word_embedding.fix_rows_from(max(2, int(train_words.max()) + 1))
 
 
 def _headline(scores: dict) -> float:

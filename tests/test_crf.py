@@ -19,6 +19,17 @@ def float64():
     torch.set_default_dtype(previous)
 
 
+@pytest.fixture(params=["numpy", "torch"])
+def recursion_steps(request, monkeypatch):
+    """Run a test with the scaled recursions' NumPy steps (CPU) and with their torch steps (the
+    ones any other device takes)."""
+    from crftag import crf_kernels
+
+    if request.param == "torch":
+        monkeypatch.setattr(crf_kernels, "_steps_for", lambda tensor: crf_kernels._TorchSteps)
+    return request.param
+
+
 def random_crf(num_tags, seed, allowed=None, allowed_start=None, allowed_end=None):
     generator = torch.Generator().manual_seed(seed)
     crf = CRF(num_tags, allowed=allowed, allowed_start=allowed_start, allowed_end=allowed_end)
@@ -61,7 +72,7 @@ CASES = [(num_tags, seed) for num_tags in (1, 2, 3, 5) for seed in range(3)]
 
 
 @pytest.mark.parametrize("num_tags,seed", CASES)
-def test_log_partition_equals_brute_force(num_tags, seed):
+def test_log_partition_equals_brute_force(num_tags, seed, recursion_steps):
     crf = random_crf(num_tags, seed)
     emissions, mask, lengths = random_batch(4, 4, num_tags, seed)
     log_z = crf.log_partition(emissions, mask)
@@ -102,7 +113,7 @@ def test_viterbi_equals_brute_force(num_tags, seed, implementation, monkeypatch)
 
 
 @pytest.mark.parametrize("num_tags,seed", CASES)
-def test_marginals_equal_brute_force(num_tags, seed):
+def test_marginals_equal_brute_force(num_tags, seed, recursion_steps):
     crf = random_crf(num_tags, seed)
     emissions, mask, lengths = random_batch(3, 4, num_tags, seed)
     marginals = crf.marginals(emissions, mask)
@@ -180,7 +191,7 @@ def test_reductions():
         crf.nll(emissions, tags, mask, reduction="average")
 
 
-def test_gradcheck():
+def test_gradcheck(recursion_steps):
     crf = random_crf(3, 2)
     emissions, mask, _ = random_batch(3, 4, 3, 2)
     emissions.requires_grad_(True)
@@ -189,7 +200,7 @@ def test_gradcheck():
     assert torch.autograd.gradcheck(lambda e: crf.log_partition(e, mask), (emissions,))
 
 
-def test_marginals_are_the_gradient_of_log_partition():
+def test_marginals_are_the_gradient_of_log_partition(recursion_steps):
     crf = random_crf(4, 9)
     emissions, mask, _ = random_batch(3, 6, 4, 9)
     emissions.requires_grad_(True)
@@ -198,7 +209,7 @@ def test_marginals_are_the_gradient_of_log_partition():
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_stable_for_long_sequences_and_large_scores(dtype):
+def test_stable_for_long_sequences_and_large_scores(dtype, recursion_steps):
     crf = random_crf(5, 1).to(dtype)
     emissions = torch.randn(2, 2000, 5, dtype=torch.float64).to(dtype) * 1000
     mask = torch.ones(2, 2000, dtype=torch.bool)

@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all demo bench bench-speed bench-crf bench-accuracy models lint format clean
+.PHONY: install test test-all demo bench bench-speed bench-crf bench-reference bench-accuracy models lint format clean
 
 install: $(STAMP)
 
@@ -50,6 +50,17 @@ models: install
 
 bench-crf: install
 	$(PY) benchmarks/crf_kernels.py
+
+# Training steps against flair's BiLSTM-CRF on the same CoNLL-2003 batches (a few minutes).
+# flair and its many dependencies go into their own venv, never crftag's, with torch pinned to
+# the build crftag's venv has, so pip cannot pull a CUDA build.
+REFERENCE_VENV ?= .venv-reference
+bench-reference: install
+	test -x $(REFERENCE_VENV)/bin/python || python3 -m venv $(REFERENCE_VENV)
+	$(PY) -c "import torch; print('torch==' + torch.__version__.split('+')[0])" > $(REFERENCE_VENV)/constraints.txt
+	$(REFERENCE_VENV)/bin/python -c "import torch" 2>/dev/null || $(REFERENCE_VENV)/bin/pip install -q -c $(REFERENCE_VENV)/constraints.txt torch
+	$(REFERENCE_VENV)/bin/pip install -q -c $(REFERENCE_VENV)/constraints.txt flair -e .
+	$(REFERENCE_VENV)/bin/python benchmarks/reference_training.py --json benchmarks/results/reference_training.json
 
 lint: install
 	$(PY) -m ruff format --check crftag tests benchmarks

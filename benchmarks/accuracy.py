@@ -140,6 +140,8 @@ def main() -> None:
                 f"{s['epochs']} | {_duration(s['train_seconds'])} | "
                 f"{s['tokens_per_second']:.0f} |"
             )
+        if len(result["seeds"]) < 2:
+            continue  # one seed has no spread to report
         dev, test = result["dev"], result["test"]
         print(
             f"| {config} | mean ± sd | {100 * dev['mean']:.2f} ± {100 * dev['std']:.2f} | "

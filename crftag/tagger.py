@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from crftag.batching import Batch, bucketed_batches, collate, encode
+from crftag.batching import Batch, bucketed_batches, encode_batch
 from crftag.checkpoint import LoadedModel, load_model
 from crftag.confidence import span_confidences
 from crftag.schemes import Span, convert, from_spans, to_spans
@@ -127,7 +127,7 @@ class Tagger:
         lengths = [len(sentences[i]) for i in non_empty]
         for rows in bucketed_batches(lengths, batch_size):
             indices = [non_empty[row] for row in rows]
-            batch = collate([encode(sentences[i], vocabularies) for i in indices])
+            batch = encode_batch([sentences[i] for i in indices], vocabularies)
             yield indices, batch.to(self.device)
 
     @torch.inference_mode()

@@ -34,7 +34,9 @@ def _at_least(minimum: int) -> dict:
 
 @dataclass(frozen=True)
 class DataConfig:
-    train: str  # training file (CoNLL or CoNLL-U)
+    # training file (CoNLL or CoNLL-U), or a list of files read one after the other (train and
+    # dev together for a final model trained a fixed number of epochs, with dev: null)
+    train: str | list[str]
     dev: str | None = None  # development file: model selection and early stopping
     test: str | None = None  # test file, scored once with the best model at the end
     format: str = field(default="auto", metadata=_choice("auto", "conll", "conllu"))
@@ -161,6 +163,8 @@ def load_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Confi
 
 
 def _relative_to(base: str, value: Any) -> Any:
+    if isinstance(value, list):
+        return [_relative_to(base, item) for item in value]
     if isinstance(value, str) and value != "-" and not os.path.isabs(value):
         return os.path.normpath(os.path.join(base, value))
     return value
@@ -216,6 +220,14 @@ def _build(cls: type, raw: Any, source: str, prefix: str) -> Any:
 def _check_value(value: Any, hint: Any, spec: dataclasses.Field, source: str, key: str) -> Any:
     allowed = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
     optional = type(None) in allowed
+    lists = [t for t in allowed if typing.get_origin(t) is list]
+    if lists and isinstance(value, list):
+        item = typing.get_args(lists[0])[0]
+        wrong = [v for v in value if not isinstance(v, item)]
+        if not value or wrong:
+            got = f"got {_describe(wrong[0])} in the list" if wrong else "got an empty list"
+            raise CrftagError(f"{source}: {key}: expected a list of {item.__name__}, {got}")
+        return value
     base = next(t for t in allowed if t is not type(None))
     if value is None:
         if optional:

@@ -76,18 +76,48 @@ def read_corpus(path: str, spec: ColumnSpec) -> list[Sentence]:
     return sentences
 
 
-def _resolve_schemes(config: Config, sentences: list[Sentence], path: str) -> tuple[str, str]:
+def training_files(config: Config) -> list[str]:
+    """``data.train`` as a list: one file, or several read one after the other."""
+    train = config.data.train
+    return list(train) if isinstance(train, list) else [train]
+
+
+def read_training_files(config: Config) -> list[tuple[str, list[Sentence]]]:
+    """(path, its sentences) for each training file, in order."""
+    return [(path, read_corpus(path, column_spec(config, path))) for path in training_files(config)]
+
+
+def _resolve_schemes(config: Config, files: list[tuple[str, list[Sentence]]]) -> tuple[str, str]:
     """(the files' tag scheme, the scheme the model trains in)."""
     declared = config.data.tag_scheme
+    sentences = [s for _, file_sentences in files for s in file_sentences]
     data_scheme = detect_scheme(s.tags for s in sentences) if declared == "auto" else declared
     if data_scheme != "none" and not is_span_tagset(t for s in sentences for t in s.tags):
-        bad = next(t for s in sentences for t in s.tags if t != "O" and "-" not in t)
+        path, bad = next(
+            (path, t)
+            for path, file_sentences in files
+            for s in file_sentences
+            for t in s.tags
+            if t != "O" and "-" not in t
+        )
+        line = _line_of_tag(config, path, bad)
         raise CrftagError(
-            f"{path}: tag {bad!r} is not a span tag (B-X, I-X, E-X, S-X or O) but data.tag_scheme "
-            f"is {declared}; set data.tag_scheme: none for tags such as part of speech"
+            f"{path}:{line}: tag {bad!r} is not a span tag (B-X, I-X, E-X, S-X or O) but "
+            f"data.tag_scheme is {declared}; set data.tag_scheme: none for tags such as part of "
+            "speech"
         )
     train_scheme = "none" if data_scheme == "none" else config.data.train_scheme
     return data_scheme, train_scheme
+
+
+def _line_of_tag(config: Config, path: str, tag: str) -> int:
+    """The line of ``tag``'s first occurrence in ``path`` (read again, keeping the lines: only
+    an error message needs it)."""
+    with open_binary(path) as stream:
+        for sentence in read_columns(stream, path, column_spec(config, path), keep_raw=True):
+            if tag in sentence.tags:
+                return sentence.line + sentence.token_rows[sentence.tags.index(tag)]
+    raise AssertionError(f"{tag!r} not found again in {path}")
 
 
 def build_vocabularies(
@@ -112,7 +142,8 @@ def build_vocabularies(
     vocabularies.words = Vocabulary.build(words, min_freq=config.vocab.min_freq)
     if len(vocabularies.words) > config.vocab.max_size:
         raise CrftagError(
-            f"{config.data.train}: the training vocabulary has {len(vocabularies.words)} words, "
+            f"{', '.join(training_files(config))}: the training vocabulary has "
+            f"{len(vocabularies.words)} words, "
             f"more than vocab.max_size={config.vocab.max_size}; raise vocab.max_size or "
             "vocab.min_freq"
         )
@@ -167,14 +198,15 @@ def fit(
             "model.encoder features trains in one process (minutes on a CPU); run it without "
             "torchrun"
         )
-    train_sentences = read_corpus(config.data.train, column_spec(config, config.data.train))
+    train_files = read_training_files(config)
+    train_sentences = [s for _, file_sentences in train_files for s in file_sentences]
     dev_sentences = (
         read_corpus(config.data.dev, column_spec(config, config.data.dev))
         if config.data.dev
         else []
     )
     if resume is None:
-        data_scheme, train_scheme = _resolve_schemes(config, train_sentences, config.data.train)
+        data_scheme, train_scheme = _resolve_schemes(config, train_files)
     else:
         data_scheme, train_scheme = resume["data_scheme"], resume["train_scheme"]
     train_sentences = [
@@ -461,8 +493,9 @@ def check_output_dir(output_dir: str) -> None:
 
 
 def check_data_files(config: Config) -> None:
-    for name in ("train", "dev", "test"):
-        path = getattr(config.data, name)
+    named = [("train", path) for path in training_files(config)]
+    named += [("dev", config.data.dev), ("test", config.data.test)]
+    for name, path in named:
         if path is not None and not os.path.isfile(path):
             what = "is a directory" if os.path.isdir(path) else "no such file"
             raise CrftagError(f"data.{name}: {path}: {what}")

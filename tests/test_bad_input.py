@@ -73,7 +73,8 @@ def test_config_mistakes_are_found_before_any_work(invoke, tmp_path):
         f"data:\n  train: {os.path.abspath('data/ewt_sample.dev.conllu')}\n  tag_scheme: iob2\n"
     )
     assert_one_line_error(
-        invoke(["train", str(pos), "-o", str(tmp_path / "r")]), "is not a span tag"
+        invoke(["train", str(pos), "-o", str(tmp_path / "r")]),
+        "ewt_sample.dev.conllu:5: tag 'ADP' is not a span tag",
     )
 
 

@@ -69,3 +69,14 @@ def test_yaml_syntax_error_names_line(tmp_path):
 def test_shipped_configs_load(name):
     config = load_config(os.path.join("configs", name))
     assert config.data.train.endswith((".conll", ".conllu", ".train"))
+
+
+def test_train_may_be_a_list_of_files(tmp_path):
+    config = load_config(write(tmp_path, "data:\n  train: [a.conll, /abs/b.conll]\n"))
+    assert config.data.train == [os.path.join(str(tmp_path), "a.conll"), "/abs/b.conll"]
+    with pytest.raises(CrftagError, match=r"data\.train: expected a list of str, got int 3"):
+        load_config(write(tmp_path, "data:\n  train: [a.conll, 3]\n"))
+    with pytest.raises(CrftagError, match=r"data\.train: expected a list of str, got an empty"):
+        load_config(write(tmp_path, "data:\n  train: []\n"))
+    with pytest.raises(CrftagError, match=r"train\.lr: expected float, got list"):
+        load_config(write(tmp_path, "data:\n  train: t\ntrain:\n  lr: [1]\n"))

@@ -1,5 +1,6 @@
 """Training: vocabularies, reproducibility with one seed, early stopping."""
 
+import json
 from collections import Counter
 
 import torch
@@ -51,3 +52,34 @@ def test_casing_embedding_trains_and_reloads(tmp_path):
 
     tags = Tagger.load(str(tmp_path)).tag([["Anna", "visited", "PARIS", "in", "1990", "."]])
     assert len(tags[0]) == 6
+
+
+def test_training_on_several_files_without_dev_keeps_the_last_epoch(tmp_path, capsys):
+    # The final-model recipe: train and dev read together, a fixed number of epochs, no dev.
+    files = "[data/ner_sample.train.conll,data/ner_sample.dev.conll]"
+    args = ["train", "configs/sample.yaml", "-o", str(tmp_path), "--set", f"data.train={files}"]
+    args += ["--set", "data.dev=null", "--set", "train.epochs=2", *FAST]
+    assert cli.run(args) == 0
+    epochs = [line for line in capsys.readouterr().err.splitlines() if line.startswith("epoch")]
+    assert len(epochs) == 2
+    checkpoint = torch.load(tmp_path / "model.pt", weights_only=True)
+    words = set(checkpoint["vocabularies"]["words"]["symbols"])
+    dev_only = _words("data/ner_sample.dev.conll") - _words("data/ner_sample.train.conll")
+    assert dev_only and dev_only <= words  # the dev file's words are in the vocabulary
+    assert json.loads((tmp_path / "metrics.json").read_text())["epochs"] == 2
+
+
+def test_a_missing_second_training_file_is_named(tmp_path, capsys):
+    files = "[data/ner_sample.train.conll,data/nowhere.conll]"
+    args = ["train", "configs/sample.yaml", "-o", str(tmp_path), "--set", f"data.train={files}"]
+    assert cli.run([*args, *FAST]) != 0
+    assert "data.train: data/nowhere.conll: no such file" in capsys.readouterr().err
+
+
+def _words(path: str) -> set[str]:
+    with open(path, encoding="utf-8") as handle:
+        return {
+            normalize_word(line.split()[0], lowercase=False, normalize_digits=True)
+            for line in handle
+            if line.strip() and not line.startswith("-DOCSTART-")
+        }

@@ -2,7 +2,7 @@
 model, and report per seed, mean and standard deviation.
 
     python benchmarks/accuracy.py [--seeds 1 2 3] [--configs configs/conll03.yaml ...]
-                                  [--runs runs/accuracy] [--device auto] [--export-best]
+                                  [--runs runs/accuracy] [--device auto]
 
 By default: configs/conll03.yaml and configs/ud_ewt_upos.yaml with seeds 1, 2 and 3, the feature
 CRF (configs/conll03_features.yaml) with seed 1, and the CRFsuite baseline on the same split when
@@ -10,8 +10,8 @@ python-crfsuite is installed. Writes benchmarks/results/accuracy.json and prints
 for the README. A run directory that already holds a finished run (metrics.json) is reused, so an
 interrupted benchmark continues where it stopped. Hours of CPU time: never part of `make test`.
 
-``--export-best`` then writes the best-on-dev seed of conll03 and ud_ewt_upos, in half
-precision, as the bundled models crftag/models/en-ner.pt and en-pos.pt (`make models`).
+The bundled models are not picked from these runs: `make models` trains configs/en-ner.yaml and
+configs/en-pos.yaml (the same recipes on train + dev) with one pre-declared seed.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ ROOT = os.path.dirname(HERE)
 DEFAULT_CONFIGS = ["configs/conll03.yaml", "configs/ud_ewt_upos.yaml"]
 # Configs trained with one seed only in the default run (minutes, and deterministic enough).
 SINGLE_SEED = {"configs/conll03_features.yaml"}
-BUNDLED = {"conll03": "en-ner", "ud_ewt_upos": "en-pos"}
 
 
 def run_directory(config: str, seed: int, runs: str) -> str:
@@ -102,7 +101,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", nargs="+", default=[*DEFAULT_CONFIGS, *sorted(SINGLE_SEED)])
     parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
-    parser.add_argument("--export-best", action="store_true", help="write the bundled models")
     parser.add_argument("--runs", default=os.path.join(ROOT, "runs", "accuracy"))
     parser.add_argument("--device", default="auto")
     parser.add_argument("--json", default=os.path.join(HERE, "results", "accuracy.json"))
@@ -154,8 +152,6 @@ def main() -> None:
             f"| CRFsuite baseline | - | {100 * baseline['dev']:.2f} | {100 * baseline['test']:.2f} "
             f"| {baseline['iterations']} iterations | {_duration(baseline['train_seconds'])} | |"
         )
-    if args.export_best:
-        export_best(report, args.runs)
 
 
 def crfsuite_baseline() -> dict | None:
@@ -177,24 +173,6 @@ def crfsuite_baseline() -> dict | None:
     )
     with open(path, encoding="utf-8") as handle:
         return json.load(handle)
-
-
-def export_best(report: dict, runs: str) -> None:
-    """The best-on-dev seed of each bundled config, in half precision, into crftag/models."""
-    for config, result in report["results"].items():
-        name = BUNDLED.get(os.path.splitext(os.path.basename(config))[0])
-        if name is None:
-            continue
-        best = max(result["seeds"], key=lambda s: s["dev"])
-        target = os.path.join(ROOT, "crftag", "models", f"{name}.pt")
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        source = run_directory(config, best["seed"], runs)
-        subprocess.run(
-            [sys.executable, "-m", "crftag", "export", source, target, "--half"],
-            check=True,
-            cwd=ROOT,
-        )
-        print(f"{name}: seed {best['seed']} (dev {100 * best['dev']:.2f})", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ pytorch-crf as an independent implementation."""
 
 import itertools
 import math
+import warnings
 
 import pytest
 import torch
@@ -163,6 +164,11 @@ def test_padding_invariance_and_batched_equals_one_at_a_time():
         )
     torch.testing.assert_close(crf.score(noisy, noisy_tags, mask), crf.score(emissions, tags, mask))
     torch.testing.assert_close(crf.decode(noisy, mask), crf.decode(emissions, mask))
+    for garbage in (float("inf"), float("-inf"), float("nan")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no overflow or invalid-value warning either
+            decoded = crf.decode(emissions.masked_fill(~mask.unsqueeze(2), garbage), mask)
+        torch.testing.assert_close(decoded, crf.decode(emissions, mask))
     batched_nll = crf.nll(emissions, tags, mask, reduction="none")
     batched_tags, batched_scores = crf.decode(emissions, mask)
     for b in range(6):

@@ -65,10 +65,11 @@ def test_yaml_syntax_error_names_line(tmp_path):
         load_config(write(tmp_path, "data:\n  train: [unclosed\n"))
 
 
-@pytest.mark.parametrize("name", ["sample.yaml", "conll03.yaml", "ud_ewt_upos.yaml"])
+@pytest.mark.parametrize("name", sorted(os.listdir("configs")))
 def test_shipped_configs_load(name):
     config = load_config(os.path.join("configs", name))
-    assert config.data.train.endswith((".conll", ".conllu", ".train"))
+    files = config.data.train if isinstance(config.data.train, list) else [config.data.train]
+    assert all(path.endswith((".conll", ".conllu", ".train", ".testa")) for path in files)
 
 
 def test_train_may_be_a_list_of_files(tmp_path):

@@ -47,16 +47,23 @@ def median_seconds(function, repeats):
     return statistics.median(_seconds(function) for _ in range(repeats))
 
 
+def paired_seconds(first, second, repeats):
+    """(median time of first, median time of second, median of the per-pair ratios second /
+    first), the two timed alternately after a warm-up so that a slow spell of the machine
+    (they come and go on shared hardware) hits both alike."""
+    first(), second()  # warm-up
+    pairs = [(_seconds(first), _seconds(second)) for _ in range(repeats)]
+    return (
+        statistics.median(a for a, _ in pairs),
+        statistics.median(b for _, b in pairs),
+        statistics.median(b / a for a, b in pairs),
+    )
+
+
 def paired(mine, theirs, repeats):
-    """Median times and the median of per-pair ratios, the two timed alternately so that a
-    slow spell of the machine (they come and go on shared hardware) hits both alike."""
-    mine(), theirs()  # warm-up
-    pairs = [(_seconds(mine), _seconds(theirs)) for _ in range(repeats)]
-    return {
-        "crftag_s": statistics.median(m for m, _ in pairs),
-        "pytorch_crf_s": statistics.median(t for _, t in pairs),
-        "speedup": statistics.median(t / m for m, t in pairs),
-    }
+    """:func:`paired_seconds` of crftag and the reference, as the results file names them."""
+    mine_s, theirs_s, speedup = paired_seconds(mine, theirs, repeats)
+    return {"crftag_s": mine_s, "pytorch_crf_s": theirs_s, "speedup": speedup}
 
 
 def bench_shape(batch, low, high, num_tags, repeats):

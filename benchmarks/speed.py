@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-from crf_kernels import SHAPES, bench_shape  # noqa: E402
+from crf_kernels import SHAPES, bench_shape, paired_seconds  # noqa: E402
 
 from crftag.batching import bucketed_batches, collate, encode  # noqa: E402
 from crftag.checkpoint import (  # noqa: E402
@@ -59,19 +59,6 @@ def median_time(function, repeats):
         function()
         times.append(time.perf_counter() - started)
     return statistics.median(times)
-
-
-def paired_times(first, second, repeats):
-    """Median times of two functions run alternately, and the median of their per-pair ratios:
-    a slow spell of the shared machine then hits both sides alike instead of only one."""
-    pairs = []
-    for _ in range(repeats):
-        pairs.append((median_time(first, 1), median_time(second, 1)))
-    return (
-        statistics.median(a for a, _ in pairs),
-        statistics.median(b for _, b in pairs),
-        statistics.median(a / b for a, b in pairs),
-    )
 
 
 def read(path):
@@ -218,8 +205,8 @@ def predict_throughput(model_path, directory):
                 output=sink,
             )
 
-        whole_predict(), encoder()  # warm-up
-        in_process, encoder_seconds, ratio = paired_times(whole_predict, encoder, 5)
+        # 5 alternating pairs; the ratio is the median of the per-pair ratios.
+        encoder_seconds, in_process, ratio = paired_seconds(encoder, whole_predict, 5)
     return {
         "tokens": count,
         "sentences": len(tokens),

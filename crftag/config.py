@@ -106,6 +106,10 @@ class TrainConfig:
     # Replace a word seen once in training by the unknown word with this probability (Lample
     # et al. 2016), so the model learns what to do with words it has never seen
     word_dropout: float = 0.0
+    # Stochastic weight averaging: from this epoch on, dev scoring, model selection and the saved
+    # model use the mean of the weights at the end of every epoch since (training goes on from
+    # the raw weights); 0 = off
+    average_from: int = field(default=0, metadata=_at_least(0))
     # bfloat16 autocast for the encoder (fast on recent GPUs); the CRF stays in float32
     amp: bool = False
 

@@ -23,6 +23,7 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
+from crftag.averaging import WeightAverage
 from crftag.batching import Vocabularies, bucketed_batches, collate, encode
 from crftag.checkpoint import (
     FILE_NAME,
@@ -59,6 +60,7 @@ class EpochResult:
     seconds: float
     tokens_per_second: float
     learning_rate: float
+    averaged: bool = False  # dev score and saved model are the weight average (train.average_from)
 
 
 def column_spec(config: Config, path: str) -> ColumnSpec:
@@ -247,10 +249,13 @@ def fit(
     word_counts = torch.bincount(train_words, minlength=len(vocabularies.words))
     singletons = word_counts == 1
     optimizer = _optimizer(config, model)
+    average = WeightAverage(model)
     state = Progress(batch_order_state=batch_order.getstate())
     if resume is not None:
         model.load_state_dict(resume["model"])
         optimizer.load_state_dict(resume["optimizer"])
+        if "average" in resume:  # absent from resume files of older versions
+            average.load_state_dict(resume["average"])
         state = Progress(**resume["progress"])
         torch.set_rng_state(resume["torch_rng"])
     # Every rank steps through the same module; DDP averages gradients in backward() and, at
@@ -268,7 +273,7 @@ def fit(
 
     def save_progress() -> None:
         if group.main:
-            _save_resume(resume_path, loaded, optimizer, state)
+            _save_resume(resume_path, loaded, optimizer, average, state)
 
     while state.epoch <= settings.epochs:
         if settings.patience and state.epochs_without_gain >= settings.patience:
@@ -323,21 +328,24 @@ def fit(
                     )
         train_seconds = state.epoch_seconds + time.perf_counter() - started
 
-        dev_score = None
-        if dev_sentences and group.main:
-            predicted = tagger.tag([s.tokens for s in dev_sentences])
-            scores = score([s.tags for s in dev_sentences], predicted, spans=tagger.spans)
-            dev_score = _headline(scores)
-        dev_score = group.broadcast(dev_score)  # the others wait here for rank 0's verdict
-        improved = dev_score is None or dev_score > state.best_score
-        if improved:
-            state.best_score = dev_score if dev_score is not None else state.best_score
-            state.epochs_without_gain = 0
-            loaded.metrics = {"epoch": epoch, "dev": dev_score}
-            if group.main:
-                save_model(checkpoint, loaded)
-        else:
-            state.epochs_without_gain += 1
+        if settings.average_from and epoch >= settings.average_from:
+            average.add()  # every rank holds the same weights, so the same mean
+        with average.applied():
+            dev_score = None
+            if dev_sentences and group.main:
+                predicted = tagger.tag([s.tokens for s in dev_sentences])
+                scores = score([s.tags for s in dev_sentences], predicted, spans=tagger.spans)
+                dev_score = _headline(scores)
+            dev_score = group.broadcast(dev_score)  # the others wait here for rank 0's verdict
+            improved = dev_score is None or dev_score > state.best_score
+            if improved:
+                state.best_score = dev_score if dev_score is not None else state.best_score
+                state.epochs_without_gain = 0
+                loaded.metrics = {"epoch": epoch, "dev": dev_score}
+                if group.main:
+                    save_model(checkpoint, loaded)
+            else:
+                state.epochs_without_gain += 1
         result = EpochResult(
             epoch=epoch,
             loss=float(epoch_loss) * group.world_size / len(train_sentences),  # rank 0's share
@@ -346,6 +354,7 @@ def fit(
             seconds=state.epoch_seconds + time.perf_counter() - started,
             tokens_per_second=total_tokens / train_seconds,
             learning_rate=learning_rate,
+            averaged=average.count > 0,
         )
         state.history.append(dataclasses.asdict(result))
         state.epoch, state.step = epoch + 1, 0
@@ -362,7 +371,9 @@ def fit(
             )
 
 
-def _save_resume(path: str, loaded: LoadedModel, optimizer, state: Progress) -> None:
+def _save_resume(
+    path: str, loaded: LoadedModel, optimizer, average: WeightAverage, state: Progress
+) -> None:
     """Write everything a resumed run needs, atomically (see :func:`write_atomically`)."""
     payload = {
         "format": "crftag-resume",
@@ -373,6 +384,7 @@ def _save_resume(path: str, loaded: LoadedModel, optimizer, state: Progress) -> 
         "train_scheme": loaded.train_scheme,
         "model": {k: v.detach().cpu() for k, v in loaded.model.state_dict().items()},
         "optimizer": optimizer.state_dict(),
+        "average": average.state_dict(),
         "progress": dataclasses.asdict(state),
         "torch_rng": torch.get_rng_state(),
     }
@@ -606,6 +618,7 @@ def _train_and_report(
                 continue
             dev = f"  dev {100 * result.dev_score:6.2f}" if result.dev_score is not None else ""
             mark = "  *" if result.best and result.dev_score is not None else ""
+            mark = ("  avg" if result.averaged else "") + mark
             print(
                 f"epoch {result.epoch:3d}  loss {result.loss:9.4f}{dev}  "
                 f"lr {result.learning_rate:.4g}  {result.seconds:6.1f}s  "

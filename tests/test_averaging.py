@@ -1,0 +1,80 @@
+"""Weight averaging (train.average_from): the running mean, swapping it in, training with it."""
+
+import torch
+
+from crftag import cli
+from crftag.averaging import WeightAverage
+
+FAST = ["--set", "model.hidden_size=16", "--set", "model.word_dim=16", "--quiet", "--device", "cpu"]
+
+
+def _model() -> torch.nn.Module:
+    model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Linear(2, 2))
+    model[1].weight.requires_grad_(False)  # frozen: never averaged
+    return model
+
+
+def test_the_mean_of_several_epochs_is_swapped_in_and_out():
+    torch.manual_seed(0)
+    model = _model()
+    average = WeightAverage(model)
+    frozen = model[1].weight.detach().clone()
+    samples = []
+    for _ in range(3):
+        with torch.no_grad():
+            for parameter in model.parameters():
+                if parameter.requires_grad:
+                    parameter.normal_()
+        samples.append([p.detach().clone() for p in model.parameters()])
+        average.add()
+    last = samples[-1]
+    with average.applied():
+        for i, parameter in enumerate(model.parameters()):
+            if parameter.requires_grad:
+                mean = sum(sample[i] for sample in samples) / 3
+                torch.testing.assert_close(parameter, mean)
+        torch.testing.assert_close(model[1].weight, frozen, rtol=0, atol=0)
+    for parameter, raw in zip(model.parameters(), last, strict=True):
+        assert torch.equal(parameter, raw)  # the raw weights come back exactly
+
+    restored = WeightAverage(model)
+    restored.load_state_dict(average.state_dict())
+    assert restored.count == 3
+    with average.applied():
+        expected = [p.detach().clone() for p in model.parameters()]
+    with restored.applied():
+        for parameter, mean in zip(model.parameters(), expected, strict=True):
+            assert torch.equal(parameter, mean)
+
+
+def test_no_samples_leaves_the_model_alone():
+    model = _model()
+    before = [p.detach().clone() for p in model.parameters()]
+    with WeightAverage(model).applied():
+        assert all(torch.equal(p, b) for p, b in zip(model.parameters(), before, strict=True))
+
+
+def _final_weights(tmp_path, name: str, *options: str) -> dict:
+    args = ["train", "configs/sample.yaml", "-o", str(tmp_path / name), "--seed", "5"]
+    assert cli.run([*args, "--set", "data.dev=null", *options, *FAST]) == 0
+    return torch.load(tmp_path / name / "model.pt", weights_only=True)["state_dict"]
+
+
+def test_the_saved_model_is_the_mean_of_the_epochs_from_average_from(tmp_path, capsys):
+    # Averaging never changes the training trajectory, so runs of 2 and 3 epochs without it
+    # give the raw weights that a 3-epoch run averaging from epoch 2 must save the mean of.
+    second = _final_weights(tmp_path, "two", "--set", "train.epochs=2")
+    third = _final_weights(tmp_path, "three", "--set", "train.epochs=3")
+    averaged = _final_weights(
+        tmp_path, "averaged", "--set", "train.epochs=3", "--set", "train.average_from=2"
+    )
+    changed = 0
+    for name, weights in averaged.items():
+        if not weights.is_floating_point():  # masks and the like, the same in every run
+            assert torch.equal(weights, third[name]), name
+            continue
+        torch.testing.assert_close(weights, (second[name] + third[name]) / 2)
+        changed += not torch.equal(weights, third[name])
+    assert changed  # the trained weights moved between epochs 2 and 3
+    epochs = [line for line in capsys.readouterr().err.splitlines() if line.startswith("epoch")]
+    assert [line.endswith("avg") for line in epochs[-3:]] == [False, True, True]

@@ -522,6 +522,16 @@ def check_data_files(config: Config) -> None:
         check_embeddings(config.model.embeddings, config.model.word_dim)
 
 
+def check_schedule(config: Config) -> None:
+    """Settings that only make sense together with the epoch limit."""
+    settings = config.train
+    if settings.average_from > settings.epochs:
+        raise CrftagError(
+            f"train.average_from: {settings.average_from} is after the last epoch "
+            f"(train.epochs: {settings.epochs}), so nothing would be averaged"
+        )
+
+
 def _check_feature_training(config: Config) -> None:
     """The feature CRF's sparse gradients take plain SGD with exact L2 (crftag.optim.SparseSGD)."""
     settings = config.train
@@ -584,6 +594,7 @@ def train(
     if resume_state is not None:
         config = Config.from_dict(resume_state["config"], source=output_dir)
     check_data_files(config)
+    check_schedule(config)
     check_output_dir(output_dir)
     group, device = join(device)
     try:

@@ -78,3 +78,14 @@ def test_the_saved_model_is_the_mean_of_the_epochs_from_average_from(tmp_path, c
     assert changed  # the trained weights moved between epochs 2 and 3
     epochs = [line for line in capsys.readouterr().err.splitlines() if line.startswith("epoch")]
     assert [line.endswith("avg") for line in epochs[-3:]] == [False, True, True]
+
+
+def test_averaging_after_the_last_epoch_is_a_config_error(tmp_path, capsys):
+    args = ["train", "configs/sample.yaml", "-o", str(tmp_path), "--set", "train.epochs=3"]
+    assert cli.run([*args, "--set", "train.average_from=4", *FAST]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error == (
+        "crftag: error: train.average_from: 4 is after the last epoch (train.epochs: 3), "
+        "so nothing would be averaged"
+    )
+    assert not (tmp_path / "model.pt").exists()

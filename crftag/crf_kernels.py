@@ -274,12 +274,9 @@ def viterbi(
     alone (:func:`viterbi_torch`). On the CPU the loop runs on NumPy views of the same memory,
     whose per-call overhead is a fraction of torch's (a Viterbi step is a handful of tiny
     calls), and keeps only the best scores, recomputing back-pointers on the way back
-    (:func:`_viterbi_numpy`); batches of up to ``BOTH_ENDS_MAX_BATCH`` sentences decode each
-    sentence from both ends at once, in half the steps (:func:`_viterbi_numpy_both_ends`).
+    (:func:`_viterbi_numpy`).
     """
     if emissions.device.type == "cpu" and not emissions.requires_grad:
-        if emissions.size(0) <= BOTH_ENDS_MAX_BATCH:
-            return _viterbi_numpy_both_ends(emissions, mask, transitions, start, end)
         return _viterbi_numpy(emissions, mask, transitions, start, end)
     return viterbi_torch(emissions, mask, transitions, start, end)
 
@@ -295,33 +292,6 @@ def _running_counts(sorted_lengths: list[int], length: int) -> list[int]:
     return running
 
 
-def _best_scores(emitted: np.ndarray, tiled_moves: np.ndarray, first: np.ndarray) -> np.ndarray:
-    """The max-only forward pass of Viterbi: bests[t, j, b], the best score of a prefix of row b
-    ending in tag j at step t. emitted (T, K, B), tiled_moves (K from, K to, B), first (K, B)
-    or (K, 1) -> (T, K, B).
-
-    Each step is three calls over whole contiguous slabs: add the transitions, reduce the
-    "from" axis with an elementwise maximum (many times faster than an argmax over 18 numbers
-    per cell), add the emissions. Every step runs the whole batch, with no per-step slicing: a
-    row that has ended is extended over its padding, but its scores are read at its own last
-    step and the backtrace never looks past it. Padding may hold anything, inf included, hence
-    the errstate.
-    """
-    length, num_tags, batch_size = emitted.shape
-    bests = np.empty_like(emitted)
-    np.add(first, emitted[0], out=bests[0])
-    candidates = np.empty((num_tags, num_tags, batch_size), dtype=emitted.dtype)
-    add, reduce = np.add, np.maximum.reduce
-    with np.errstate(invalid="ignore", over="ignore"):
-        for previous, step, emit in zip(
-            bests[:-1, :, None, :], bests[1:], emitted[1:], strict=True
-        ):
-            add(previous, tiled_moves, out=candidates)
-            reduce(candidates, axis=0, out=step)
-            add(step, emit, out=step)
-    return bests
-
-
 def _viterbi_numpy(emissions, mask, transitions, start, end):
     batch_size, length, num_tags = emissions.shape
     lengths = mask.sum(1).numpy()
@@ -335,14 +305,29 @@ def _viterbi_numpy(emissions, mask, transitions, start, end):
         emitted = emitted[order]
     emitted = np.ascontiguousarray(emitted.transpose(1, 2, 0))  # (T, K, B): batch innermost
     moves = transitions.detach().numpy()  # (K from, K to)
-    # The forward pass keeps only the best scores (_best_scores), with the transitions tiled
-    # over the batch once here. The back-pointers are not stored: the backtrace recomputes the
-    # argmax for the one tag it follows at each step, from the very same sums, so ties resolve
-    # to the same (lowest) index an argmax in the forward pass would give.
+    # The forward pass keeps only the best scores, bests[t] (K, B) with the batch innermost, so
+    # each step is three calls over whole contiguous slabs: add the transitions (tiled over the
+    # batch once here), reduce the "from" axis with an elementwise maximum (many times faster
+    # than an argmax over 18 numbers per cell), add the emissions. The back-pointers are not
+    # stored: the backtrace recomputes the argmax for the one tag it follows at each step, from
+    # the very same sums, so ties resolve to the same (lowest) index an argmax here would give.
     tiled_moves = np.ascontiguousarray(
         np.broadcast_to(moves[:, :, None], (num_tags, num_tags, batch_size))
     )
-    bests = _best_scores(emitted, tiled_moves, start.detach().numpy()[:, None])
+    bests = np.empty((length, num_tags, batch_size), dtype=emitted.dtype)
+    np.add(start.detach().numpy()[:, None], emitted[0], out=bests[0])
+    candidates = np.empty((num_tags, num_tags, batch_size), dtype=emitted.dtype)
+    widened = bests[:, :, None, :]  # (T, K from, 1, B)
+    add, reduce = np.add, np.maximum.reduce
+    # Every step runs the whole batch, with no per-step slicing: a sentence that has ended is
+    # extended over its padding, but its scores are read at its own last step and the backtrace
+    # never looks past it. Padding may hold anything, inf included, hence the errstate.
+    with np.errstate(invalid="ignore", over="ignore"):
+        for t in range(1, length):
+            step = bests[t]
+            add(widened[t - 1], tiled_moves, out=candidates)
+            reduce(candidates, axis=0, out=step)
+            add(step, emitted[t], out=step)
     rows = np.arange(batch_size)
     closing = bests[lengths - 1, :, rows] + end.detach().numpy()  # (B, K) at each last token
     current = closing.argmax(axis=1)
@@ -368,97 +353,6 @@ def _viterbi_numpy(emissions, mask, transitions, start, end):
     return torch.from_numpy(np.ascontiguousarray(path)), torch.from_numpy(
         np.ascontiguousarray(scores)
     )
-
-
-# Up to this many sentences, the CPU Viterbi decodes each sentence from both ends at once
-# (:func:`_viterbi_numpy_both_ends`); above it the batch alone keeps each step's calls busy and
-# the one-direction kernel's simpler set-up wins (benchmarks/crf_kernels.py shapes, README).
-BOTH_ENDS_MAX_BATCH = 64
-
-
-def _viterbi_numpy_both_ends(emissions, mask, transitions, start, end):
-    """Viterbi in half the steps: each sentence's first half decoded forwards and its second
-    half backwards from its last token, all 2B halves in one batch, joined in the middle.
-
-    A sentence of length L is cut into a head, positions [0, ceil(L/2)), and a tail, the rest.
-    The tail read from its end is a sentence of its own for a Viterbi pass: its transitions are
-    the transposed ones and its start scores are the end scores. Heads and tails run together
-    as 2B "virtual rows" (sorted longest first, as in :func:`_viterbi_numpy`) for ceil(T/2)
-    steps instead of T; a small batch leaves NumPy's calls mostly overhead, so doubling the
-    columns costs far less than halving the steps saves. The best join of a head ending in i
-    and a tail starting with j scores head(i) + transitions[i, j] + tail(j). Paths and scores
-    are those of the one-direction kernel up to float rounding and the choice among exact ties.
-    """
-    batch_size, length, num_tags = emissions.shape
-    lengths = np.count_nonzero(mask.numpy(), axis=1)
-    moves = transitions.detach().numpy()
-    start_scores, end_scores = start.detach().numpy(), end.detach().numpy()
-    heads = (lengths + 1) // 2
-    tails = lengths - heads
-    virtual_lengths = np.concatenate([heads, tails])
-    order = np.argsort(-virtual_lengths, kind="stable")
-    virtual_lengths = virtual_lengths[order]
-    width = 2 * batch_size
-    backward = order >= batch_size  # (2B,) the virtual rows that are tails
-    sentence = order % batch_size  # (2B,) the sentence each virtual row is half of
-    steps = int(virtual_lengths[0])
-    times = np.arange(steps)
-    last = lengths[sentence, None] - 1
-    # Step t of a head reads position t, of a tail position L - 1 - t; steps past a half's end
-    # read a position inside its sentence (never padding, which may hold anything) and are
-    # never read back.
-    positions = np.where(
-        backward[:, None], np.maximum(last - times, 0), np.minimum(times, last)
-    )  # (2B, steps)
-    rows = (sentence[:, None] * length + positions).T.reshape(-1)
-    emitted = np.take(emissions.detach().numpy().reshape(-1, num_tags), rows, axis=0)
-    emitted = np.ascontiguousarray(emitted.reshape(steps, width, num_tags).transpose(0, 2, 1))
-    pick = backward.astype(np.intp)
-    # Fancy indexing lays its result out batch-first: copied back to (K from, K to, 2B).
-    tiled_moves = np.ascontiguousarray(np.stack([moves, moves.T], axis=2)[:, :, pick])
-    bests = _best_scores(emitted, tiled_moves, np.stack([start_scores, end_scores], 1)[:, pick])
-    with np.errstate(invalid="ignore", over="ignore"):
-        # Join each head to its tail.
-        virtual_row = np.empty(width, dtype=np.int64)
-        virtual_row[order] = np.arange(width)
-        head_rows, tail_rows = virtual_row[:batch_size], virtual_row[batch_size:]
-        head_ends = bests[heads - 1, :, head_rows]  # (B, K)
-        tail_starts = bests[np.maximum(tails - 1, 0), :, tail_rows]  # (B, K)
-        joint = head_ends[:, :, None] + moves  # (B, K head's last tag, K tail's first tag)
-        joint += tail_starts[:, None, :]
-        alone = tails == 0
-        if alone.any():  # one-token sentences have no tail: only the end transition follows
-            closing = np.where(np.arange(num_tags) == 0, end_scores[:, None], -np.inf)
-            joint[alone] = head_ends[alone][:, :, None] + closing
-    joint = joint.reshape(batch_size, num_tags * num_tags)
-    best = joint.argmax(axis=1)
-    scores = joint[np.arange(batch_size), best]
-
-    # Backtrace every virtual row from its own last step, as _viterbi_numpy does; a tail's
-    # back-pointers come from the transposed moves, stacked under the heads' in `into`.
-    path = np.zeros((steps, width), dtype=np.int64)
-    firsts = np.empty(width, dtype=np.int64)
-    firsts[head_rows], firsts[tail_rows] = best // num_tags, best % num_tags
-    live = virtual_lengths > 0
-    path[virtual_lengths[live] - 1, live.nonzero()[0]] = firsts[live]
-    running = np.count_nonzero(virtual_lengths > times[:, None], axis=1).tolist()
-    into = np.concatenate([moves.T, moves])  # (2K to, K from)
-    offsets = pick * num_tags
-    best_rows = np.ascontiguousarray(bests.transpose(0, 2, 1))  # (steps, 2B, K from)
-    sums_buffer = np.empty((width, num_tags), dtype=emitted.dtype)
-    into_rows_buffer = np.empty(width, dtype=np.int64)
-    add = np.add
-    for t in range(steps - 1, 0, -1):
-        n = running[t]
-        sums, into_rows = sums_buffer[:n], into_rows_buffer[:n]
-        add(path[t, :n], offsets[:n], out=into_rows)
-        np.take(into, into_rows, axis=0, out=sums)
-        add(sums, best_rows[t - 1, :n], out=sums)
-        sums.argmax(axis=1, out=path[t - 1, :n])
-    tags = np.zeros((batch_size, length), dtype=np.int64)
-    valid = times[:, None] < virtual_lengths  # (steps, 2B)
-    tags[np.broadcast_to(sentence, valid.shape)[valid], positions.T[valid]] = path[valid]
-    return torch.from_numpy(tags), torch.from_numpy(scores)
 
 
 def viterbi_torch(

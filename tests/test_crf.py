@@ -94,24 +94,13 @@ def test_score_equals_hand_computed_path_score(num_tags, seed):
         torch.testing.assert_close(scores[b], expected, atol=1e-10, rtol=0)
 
 
-@pytest.fixture(params=["both_ends", "one_direction", "torch"])
-def viterbi_kernel(request, monkeypatch):
-    """Run a test with each Viterbi kernel: the CPU's two NumPy kernels (decoding from both
-    ends, the default for small batches, and from the start only) and the torch one that any
-    other device takes."""
+@pytest.mark.parametrize("implementation", ["numpy", "torch"])
+@pytest.mark.parametrize("num_tags,seed", CASES)
+def test_viterbi_equals_brute_force(num_tags, seed, implementation, monkeypatch):
     from crftag import crf_kernels
 
-    if request.param == "both_ends":
-        monkeypatch.setattr(crf_kernels, "BOTH_ENDS_MAX_BATCH", 10**9)
-    else:
-        monkeypatch.setattr(crf_kernels, "BOTH_ENDS_MAX_BATCH", 0)
-    if request.param == "torch":
+    if implementation == "torch":  # the path any non-CPU device takes
         monkeypatch.setattr(crf_kernels, "_viterbi_numpy", crf_kernels.viterbi_torch)
-    return request.param
-
-
-@pytest.mark.parametrize("num_tags,seed", CASES)
-def test_viterbi_equals_brute_force(num_tags, seed, viterbi_kernel):
     crf = random_crf(num_tags, seed)
     emissions, mask, lengths = random_batch(4, 5, num_tags, seed)
     tags, scores = crf.decode(emissions, mask)
@@ -162,7 +151,7 @@ def test_identities_that_cannot_be_faked():
     assert (crf.nll(emissions, tags, mask, reduction="none") >= 0).all()
 
 
-def test_padding_invariance_and_batched_equals_one_at_a_time(viterbi_kernel):
+def test_padding_invariance_and_batched_equals_one_at_a_time():
     crf = random_crf(3, 11)
     emissions, mask, lengths = random_batch(6, 7, 3, 11)
     tags = torch.randint(0, 3, (6, 7), generator=torch.Generator().manual_seed(3))
@@ -192,37 +181,6 @@ def test_padding_invariance_and_batched_equals_one_at_a_time(viterbi_kernel):
         single_tags, single_score = crf.decode(one_emissions, one_mask)
         assert single_tags[0].tolist() == batched_tags[b, :n].tolist()
         torch.testing.assert_close(single_score, batched_scores[b : b + 1])
-
-
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_both_cpu_viterbi_kernels_agree(dtype):
-    # Random real-valued scores have no exact ties, so the two NumPy kernels must find the
-    # same paths; their scores are sums in different orders, equal up to rounding. The cases
-    # cover one tag, one time step, one-token sentences (no tail), odd and even lengths,
-    # unsorted rows, constraints (-inf moves) and long sentences with large scores.
-    from crftag import crf_kernels
-
-    allowed = torch.ones(4, 4, dtype=torch.bool)
-    allowed[1, 2] = allowed[3, 0] = False
-    cases = [
-        (crf, shape)
-        for crf in (random_crf(1, 0), random_crf(4, 1))
-        for shape in [(1, 1), (3, 1), (5, 2), (7, 9), (16, 30)]
-    ]
-    cases.append((random_crf(4, 2, allowed, torch.tensor([True, False, True, True])), (9, 12)))
-    cases.append((random_crf(5, 3), (3, 2000)))
-    for index, (crf, (batch_size, max_length)) in enumerate(cases):
-        crf = crf.to(dtype)
-        emissions, mask, _ = random_batch(batch_size, max_length, crf.num_tags, index)
-        emissions = emissions.to(dtype) * (1000 if max_length == 2000 else 1)
-        mask[:, 0] = True
-        mask = mask[torch.randperm(batch_size, generator=torch.Generator().manual_seed(index))]
-        potentials = crf.potentials()
-        tags, scores = crf_kernels._viterbi_numpy_both_ends(emissions, mask, *potentials)
-        expected_tags, expected_scores = crf_kernels._viterbi_numpy(emissions, mask, *potentials)
-        assert torch.equal(tags, expected_tags), (batch_size, max_length)
-        rtol = 1e-5 if dtype == torch.float32 else 1e-12
-        torch.testing.assert_close(scores, expected_scores, rtol=rtol, atol=rtol)
 
 
 def test_reductions():
@@ -278,7 +236,7 @@ def test_stable_for_long_sequences_and_large_scores(dtype, recursion_steps):
     torch.testing.assert_close(marginals.sum(2), mask.to(dtype), atol=1e-3, rtol=0)
 
 
-def test_constraints_forbid_paths_everywhere(viterbi_kernel):
+def test_constraints_forbid_paths_everywhere():
     allowed = torch.ones(3, 3, dtype=torch.bool)
     allowed[0, 2] = False  # tag 0 may never be followed by tag 2
     allowed_start = torch.tensor([True, True, False])

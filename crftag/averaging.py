@@ -64,6 +64,9 @@ class WeightAverage:
 
     def load_state_dict(self, state: dict) -> None:
         self.count = state["count"]
+        if not self.count:  # nothing averaged yet: no mean was kept
+            self._mean = []
+            return
         self._mean = [
             m.to(device=p.device, dtype=p.dtype)
             for m, p in zip(state["mean"], self._parameters, strict=True)

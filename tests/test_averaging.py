@@ -89,3 +89,14 @@ def test_averaging_after_the_last_epoch_is_a_config_error(tmp_path, capsys):
         "so nothing would be averaged"
     )
     assert not (tmp_path / "model.pt").exists()
+
+
+def test_an_empty_average_survives_a_state_round_trip():
+    # What resume.pt holds for a run that has not reached train.average_from (or has it off).
+    model = _model()
+    restored = WeightAverage(model)
+    restored.load_state_dict(WeightAverage(model).state_dict())
+    assert restored.count == 0
+    before = [p.detach().clone() for p in model.parameters()]
+    with restored.applied():
+        assert all(torch.equal(p, b) for p, b in zip(model.parameters(), before, strict=True))

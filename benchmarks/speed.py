@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-from crf_kernels import SHAPES, bench_shape, paired_seconds  # noqa: E402
+from crf_kernels import SHAPES, bench_shape, paired_seconds, viterbi_kernel  # noqa: E402
 
 from crftag.batching import bucketed_batches, collate, encode  # noqa: E402
 from crftag.checkpoint import (  # noqa: E402
@@ -332,6 +332,7 @@ def main():
             "cores": os.cpu_count(),
             "torch": torch.__version__,
             "python": platform.python_version(),
+            "viterbi_kernel": viterbi_kernel(),
         }
     }
     with tempfile.TemporaryDirectory() as directory:

@@ -23,6 +23,11 @@ import itertools
 import numpy as np
 import torch
 
+try:  # the compiled CPU Viterbi (crftag/_viterbi.c), built by setup.py where a compiler exists
+    from crftag import _viterbi as _compiled
+except ImportError:  # pragma: no cover - depends on the install
+    _compiled = None
+
 __all__ = ["log_partition", "marginals", "viterbi", "viterbi_torch"]
 
 
@@ -274,11 +279,48 @@ def viterbi(
     alone (:func:`viterbi_torch`). On the CPU the loop runs on NumPy views of the same memory,
     whose per-call overhead is a fraction of torch's (a Viterbi step is a handful of tiny
     calls), and keeps only the best scores, recomputing back-pointers on the way back
-    (:func:`_viterbi_numpy`).
+    (:func:`_viterbi_numpy`). Where the compiled kernel was built (``crftag._viterbi``), the
+    CPU runs that same algorithm in C instead, with identical results (:func:`_viterbi_compiled`).
     """
     if emissions.device.type == "cpu" and not emissions.requires_grad:
+        if _compiled is not None and emissions.dtype in _COMPILED_DTYPES:
+            return _viterbi_compiled(emissions, mask, transitions, start, end)
         return _viterbi_numpy(emissions, mask, transitions, start, end)
     return viterbi_torch(emissions, mask, transitions, start, end)
+
+
+_COMPILED_DTYPES = (torch.float32, torch.float64)
+
+
+def compiled_viterbi_available() -> bool:
+    """Whether CPU decoding runs the compiled kernel rather than the NumPy loop."""
+    return _compiled is not None
+
+
+def _viterbi_compiled(emissions, mask, transitions, start, end):
+    """:func:`_viterbi_numpy` in C: one call for the whole batch, no sorting needed."""
+    batch_size, length, num_tags = emissions.shape
+    dtype = emissions.dtype
+
+    def array(tensor: torch.Tensor) -> np.ndarray:
+        return tensor.detach().to(dtype).contiguous().numpy()
+
+    lengths = mask.sum(1).numpy()  # (B,) int64
+    path = np.empty((batch_size, length), dtype=np.int64)
+    scores = np.empty(batch_size, dtype=array(start).dtype)
+    _compiled.viterbi(
+        array(emissions),
+        lengths,
+        array(transitions),
+        array(start),
+        array(end),
+        path,
+        scores,
+        batch_size,
+        length,
+        num_tags,
+    )
+    return torch.from_numpy(path), torch.from_numpy(scores)
 
 
 def _running_counts(sorted_lengths: list[int], length: int) -> list[int]:

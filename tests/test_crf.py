@@ -94,13 +94,24 @@ def test_score_equals_hand_computed_path_score(num_tags, seed):
         torch.testing.assert_close(scores[b], expected, atol=1e-10, rtol=0)
 
 
-@pytest.mark.parametrize("implementation", ["numpy", "torch"])
-@pytest.mark.parametrize("num_tags,seed", CASES)
-def test_viterbi_equals_brute_force(num_tags, seed, implementation, monkeypatch):
+def use_viterbi(implementation: str, monkeypatch) -> None:
+    """Make CPU decoding run one implementation: "compiled" (crftag/_viterbi.c, skipped where it
+    was not built), "numpy" (the fallback loop) or "torch" (the path other devices take)."""
     from crftag import crf_kernels
 
-    if implementation == "torch":  # the path any non-CPU device takes
+    if implementation == "compiled":
+        if not crf_kernels.compiled_viterbi_available():
+            pytest.skip("the compiled Viterbi kernel was not built in this install")
+        return
+    monkeypatch.setattr(crf_kernels, "_compiled", None)
+    if implementation == "torch":
         monkeypatch.setattr(crf_kernels, "_viterbi_numpy", crf_kernels.viterbi_torch)
+
+
+@pytest.mark.parametrize("implementation", ["compiled", "numpy", "torch"])
+@pytest.mark.parametrize("num_tags,seed", CASES)
+def test_viterbi_equals_brute_force(num_tags, seed, implementation, monkeypatch):
+    use_viterbi(implementation, monkeypatch)
     crf = random_crf(num_tags, seed)
     emissions, mask, lengths = random_batch(4, 5, num_tags, seed)
     tags, scores = crf.decode(emissions, mask)
@@ -149,6 +160,38 @@ def test_identities_that_cannot_be_faked():
     marginals = crf.marginals(emissions, mask)
     torch.testing.assert_close(marginals.sum(2), mask.double())
     assert (crf.nll(emissions, tags, mask, reduction="none") >= 0).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_compiled_viterbi_is_bit_identical_to_the_numpy_loop(dtype):
+    """The C kernel follows the NumPy loop's floating-point order and tie rule (lowest index),
+    so paths and scores agree exactly, on ties, forbidden (-inf) moves and inf padding too."""
+    from crftag import crf_kernels
+
+    if not crf_kernels.compiled_viterbi_available():
+        pytest.skip("the compiled Viterbi kernel was not built in this install")
+    generator = torch.Generator().manual_seed(5)
+    for case in range(200):
+        batch, length, num_tags = (
+            int(torch.randint(1, n, (1,), generator=generator)) for n in (40, 30, 20)
+        )
+        lengths = torch.randint(1, length + 1, (batch,), generator=generator)
+        mask = torch.arange(length).unsqueeze(0) < lengths.unsqueeze(1)
+        emissions = torch.randn(batch, length, num_tags, generator=generator, dtype=dtype)
+        moves = [
+            torch.randn(*shape, generator=generator, dtype=dtype)
+            for shape in ((num_tags, num_tags), (num_tags,), (num_tags,))
+        ]
+        if case % 2:  # integer scores: many exact ties
+            emissions, moves = emissions.round(), [m.round() for m in moves]
+        if case % 3 == 0:  # forbidden moves, and padding that holds inf
+            moves[0][torch.rand(num_tags, num_tags, generator=generator) < 0.3] = float("-inf")
+            emissions = emissions.masked_fill(~mask.unsqueeze(2), float("inf"))
+        expected_tags, expected_scores = crf_kernels._viterbi_numpy(emissions, mask, *moves)
+        tags, scores = crf_kernels._viterbi_compiled(emissions, mask, *moves)
+        assert torch.equal(tags, expected_tags), case
+        assert torch.equal(scores, expected_scores), case
+        assert scores.dtype == dtype
 
 
 def test_padding_invariance_and_batched_equals_one_at_a_time():

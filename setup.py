@@ -1,0 +1,22 @@
+"""Build hook for the one compiled piece, the CPU Viterbi kernel (crftag/_viterbi.c).
+
+Everything else about the package is declared in pyproject.toml. The extension is optional:
+where no C compiler or Python headers are available the install still succeeds and
+crftag.crf_kernels decodes with its NumPy loop, which gives identical results, only slower.
+"""
+
+import sys
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "crftag._viterbi",
+            sources=["crftag/_viterbi.c"],
+            # -O3 vectorises the max over the batch row; MSVC spells its flags differently.
+            extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
+            optional=True,
+        )
+    ]
+)

@@ -1,4 +1,4 @@
-"""Build hook for the one compiled piece, the CPU Viterbi kernel (crftag/_viterbi.c).
+"""Build hook for the one compiled piece, the CPU Viterbi kernel (crftag/_compiled.c).
 
 Everything else about the package is declared in pyproject.toml. The extension is optional:
 where no C compiler or Python headers are available the install still succeeds and
@@ -12,8 +12,8 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension(
-            "crftag._viterbi",
-            sources=["crftag/_viterbi.c"],
+            "crftag._compiled",
+            sources=["crftag/_compiled.c"],
             # -O3 vectorises the max over the batch row; MSVC spells its flags differently.
             extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
             optional=True,

@@ -23,8 +23,8 @@ import itertools
 import numpy as np
 import torch
 
-try:  # the compiled CPU Viterbi (crftag/_viterbi.c), built by setup.py where a compiler exists
-    from crftag import _viterbi as _compiled
+try:  # the compiled CPU kernels (crftag/_compiled.c), built by setup.py where a compiler exists
+    from crftag import _compiled
 except ImportError:  # pragma: no cover - depends on the install
     _compiled = None
 
@@ -210,12 +210,23 @@ class _LogPartition(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, emissions, mask, transitions, start, end):
+        ctx.compiled = None
+        if _runs_compiled(emissions, transitions, start, end):
+            # Everything the gradient needs is computed now, in the same pass over the data.
+            wanted = 2 if ctx.needs_input_grad[2] else int(any(ctx.needs_input_grad))
+            log_z, marginals, counts = _forward_backward_compiled(
+                emissions, mask, transitions, start, end, wanted
+            )
+            ctx.compiled = (marginals, counts, mask.sum(1))
+            return log_z
         forward = _Forward(emissions, mask, transitions, start, end)
         ctx.forward = forward
         return forward.unsort(forward.log_z)
 
     @staticmethod
     def backward(ctx, grad_log_z):
+        if ctx.compiled is not None:
+            return _compiled_gradients(ctx.compiled, grad_log_z)
         forward = ctx.forward  # kept: backward may run again with retain_graph
         alphas, scaled, norms = forward.alphas, forward.scaled, forward.norms
         num_tags = alphas.size(2)
@@ -239,6 +250,63 @@ class _LogPartition(torch.autograd.Function):
         return forward.unsort(marginals), None, grad_transitions, grad_start, grad_end
 
 
+def _runs_compiled(emissions, transitions, start, end) -> bool:
+    """Whether the compiled forward-backward takes these inputs: CPU, one float dtype."""
+    return (
+        _compiled is not None
+        and emissions.dtype in _COMPILED_DTYPES
+        and all(
+            tensor.device.type == "cpu" and tensor.dtype == emissions.dtype
+            for tensor in (emissions, transitions, start, end)
+        )
+    )
+
+
+def _forward_backward_compiled(emissions, mask, transitions, start, end, wanted):
+    """log Z (B,); with wanted >= 1 the marginals (B, T, K), with wanted == 2 also each
+    sentence's expected transition counts (B, K, K) (None where not wanted)."""
+    batch_size, length, num_tags = emissions.shape
+
+    def array(tensor: torch.Tensor) -> np.ndarray:
+        return tensor.detach().contiguous().numpy()
+
+    log_z = emissions.new_empty(batch_size)
+    marginals = emissions.new_empty((batch_size, length, num_tags) if wanted >= 1 else (0,))
+    counts = emissions.new_empty((batch_size, num_tags, num_tags) if wanted == 2 else (0,))
+    _compiled.forward_backward(
+        array(emissions),
+        mask.sum(1).numpy(),
+        array(transitions),
+        array(start),
+        array(end),
+        log_z.numpy(),
+        marginals.numpy(),
+        counts.numpy(),
+        batch_size,
+        length,
+        num_tags,
+        wanted,
+    )
+    return log_z, marginals if wanted >= 1 else None, counts if wanted == 2 else None
+
+
+def _compiled_gradients(saved, grad_log_z):
+    """The gradients of sum_b grad_log_z[b] * log Z_b from the compiled pass's marginals and
+    expected counts: d log Z / d emissions = marginals, / d transitions = expected counts, / d
+    start and end = the first and last positions' marginals."""
+    marginals, counts, lengths = saved
+    weight = grad_log_z.view(-1, 1, 1)
+    grad_emissions = grad_transitions = grad_start = grad_end = None
+    if marginals is not None:
+        grad_emissions = marginals * weight
+        grad_start = grad_emissions[:, 0].sum(0)
+        last = (lengths - 1).view(-1, 1, 1).expand(-1, 1, marginals.size(2))
+        grad_end = grad_emissions.gather(1, last).squeeze(1).sum(0)
+    if counts is not None:
+        grad_transitions = (counts * weight).sum(0)
+    return grad_emissions, None, grad_transitions, grad_start, grad_end
+
+
 def marginals(
     emissions: torch.Tensor,
     mask: torch.Tensor,
@@ -248,6 +316,8 @@ def marginals(
 ) -> torch.Tensor:
     """p(y_t = k | x) (B, T, K), 0 where masked, by the same scaled forward-backward."""
     with torch.no_grad():
+        if _runs_compiled(emissions, transitions, start, end):
+            return _forward_backward_compiled(emissions, mask, transitions, start, end, 1)[1]
         forward = _Forward(emissions, mask, transitions, start, end)
         posterior, _ = forward.posteriors(forward.betas())
         return forward.unsort(posterior)
@@ -279,7 +349,7 @@ def viterbi(
     alone (:func:`viterbi_torch`). On the CPU the loop runs on NumPy views of the same memory,
     whose per-call overhead is a fraction of torch's (a Viterbi step is a handful of tiny
     calls), and keeps only the best scores, recomputing back-pointers on the way back
-    (:func:`_viterbi_numpy`). Where the compiled kernel was built (``crftag._viterbi``), the
+    (:func:`_viterbi_numpy`). Where the compiled kernel was built (``crftag._compiled``), the
     CPU runs that same algorithm in C instead, with identical results (:func:`_viterbi_compiled`).
     """
     if emissions.device.type == "cpu" and not emissions.requires_grad:
@@ -292,8 +362,8 @@ def viterbi(
 _COMPILED_DTYPES = (torch.float32, torch.float64)
 
 
-def compiled_viterbi_available() -> bool:
-    """Whether CPU decoding runs the compiled kernel rather than the NumPy loop."""
+def compiled_kernels_available() -> bool:
+    """Whether the CPU runs the compiled kernels (crftag/_compiled.c) rather than NumPy loops."""
     return _compiled is not None
 
 

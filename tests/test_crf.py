@@ -20,12 +20,18 @@ def float64():
     torch.set_default_dtype(previous)
 
 
-@pytest.fixture(params=["numpy", "torch"])
+@pytest.fixture(params=["compiled", "numpy", "torch"])
 def recursion_steps(request, monkeypatch):
-    """Run a test with the scaled recursions' NumPy steps (CPU) and with their torch steps (the
-    ones any other device takes)."""
+    """Run a test with the compiled forward-backward (crftag/_compiled.c; skipped where it was
+    not built), with the scaled recursions' NumPy steps (CPU without it) and with their torch
+    steps (the ones any other device takes)."""
     from crftag import crf_kernels
 
+    if request.param == "compiled":
+        if not crf_kernels.compiled_kernels_available():
+            pytest.skip("the compiled kernels were not built in this install")
+        return request.param
+    monkeypatch.setattr(crf_kernels, "_compiled", None)
     if request.param == "torch":
         monkeypatch.setattr(crf_kernels, "_steps_for", lambda tensor: crf_kernels._TorchSteps)
     return request.param
@@ -95,12 +101,12 @@ def test_score_equals_hand_computed_path_score(num_tags, seed):
 
 
 def use_viterbi(implementation: str, monkeypatch) -> None:
-    """Make CPU decoding run one implementation: "compiled" (crftag/_viterbi.c, skipped where it
+    """Make CPU decoding run one implementation: "compiled" (crftag/_compiled.c, skipped where it
     was not built), "numpy" (the fallback loop) or "torch" (the path other devices take)."""
     from crftag import crf_kernels
 
     if implementation == "compiled":
-        if not crf_kernels.compiled_viterbi_available():
+        if not crf_kernels.compiled_kernels_available():
             pytest.skip("the compiled Viterbi kernel was not built in this install")
         return
     monkeypatch.setattr(crf_kernels, "_compiled", None)
@@ -162,26 +168,33 @@ def test_identities_that_cannot_be_faked():
     assert (crf.nll(emissions, tags, mask, reduction="none") >= 0).all()
 
 
+def random_kernel_case(generator, limits, dtype):
+    """A random padded batch for the kernel comparisons: limits = (least size, then the bounds
+    on batch size, length and tags). Returns emissions, mask and [transitions, start, end]."""
+    low, *highs = limits
+    batch, length, num_tags = (int(torch.randint(low, n, (1,), generator=generator)) for n in highs)
+    lengths = torch.randint(1, length + 1, (batch,), generator=generator)
+    mask = torch.arange(length).unsqueeze(0) < lengths.unsqueeze(1)
+    emissions = torch.randn(batch, length, num_tags, generator=generator, dtype=dtype)
+    moves = [
+        torch.randn(*shape, generator=generator, dtype=dtype)
+        for shape in ((num_tags, num_tags), (num_tags,), (num_tags,))
+    ]
+    return emissions, mask, moves
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_compiled_viterbi_is_bit_identical_to_the_numpy_loop(dtype):
     """The C kernel follows the NumPy loop's floating-point order and tie rule (lowest index),
     so paths and scores agree exactly, on ties, forbidden (-inf) moves and inf padding too."""
     from crftag import crf_kernels
 
-    if not crf_kernels.compiled_viterbi_available():
+    if not crf_kernels.compiled_kernels_available():
         pytest.skip("the compiled Viterbi kernel was not built in this install")
     generator = torch.Generator().manual_seed(5)
     for case in range(200):
-        batch, length, num_tags = (
-            int(torch.randint(1, n, (1,), generator=generator)) for n in (40, 30, 20)
-        )
-        lengths = torch.randint(1, length + 1, (batch,), generator=generator)
-        mask = torch.arange(length).unsqueeze(0) < lengths.unsqueeze(1)
-        emissions = torch.randn(batch, length, num_tags, generator=generator, dtype=dtype)
-        moves = [
-            torch.randn(*shape, generator=generator, dtype=dtype)
-            for shape in ((num_tags, num_tags), (num_tags,), (num_tags,))
-        ]
+        emissions, mask, moves = random_kernel_case(generator, (1, 40, 30, 20), dtype)
+        num_tags = emissions.size(2)
         if case % 2:  # integer scores: many exact ties
             emissions, moves = emissions.round(), [m.round() for m in moves]
         if case % 3 == 0:  # forbidden moves, and padding that holds inf
@@ -192,6 +205,45 @@ def test_compiled_viterbi_is_bit_identical_to_the_numpy_loop(dtype):
         assert torch.equal(tags, expected_tags), case
         assert torch.equal(scores, expected_scores), case
         assert scores.dtype == dtype
+
+
+def log_partition_and_gradients(emissions, mask, moves, compiled, monkeypatch):
+    """log Z and the gradients of a weighted sum of it, by the compiled kernel or by the
+    NumPy-stepped recursions."""
+    from crftag import crf_kernels
+
+    with monkeypatch.context() as patch:
+        if not compiled:
+            patch.setattr(crf_kernels, "_compiled", None)
+        leaves = [tensor.clone().requires_grad_(True) for tensor in (emissions, *moves)]
+        log_z = crf_kernels.log_partition(leaves[0], mask, *leaves[1:])
+        (log_z * torch.linspace(0.5, 1.5, log_z.numel())).sum().backward()
+    return [log_z.detach()] + [leaf.grad for leaf in leaves]
+
+
+def test_compiled_forward_backward_agrees_with_the_recursions_in_float32(monkeypatch):
+    """The float32 kernel against the NumPy-stepped recursions (the brute-force tests cover
+    float64): same log Z and gradients to rounding, with forbidden moves and inf padding."""
+    from crftag import crf_kernels
+
+    if not crf_kernels.compiled_kernels_available():
+        pytest.skip("the compiled kernels were not built in this install")
+    generator = torch.Generator().manual_seed(9)
+    for case in range(60):
+        emissions, mask, moves = random_kernel_case(generator, (2, 20, 30, 19), torch.float32)
+        emissions, num_tags = emissions * 3, emissions.size(2)
+        if case % 2:
+            moves[0][torch.rand(num_tags, num_tags, generator=generator) < 0.3] = float("-inf")
+            moves[0][:, 0] = 0.0  # every sentence keeps a path
+            emissions = emissions.masked_fill(~mask.unsqueeze(2), float("inf"))
+        compiled = log_partition_and_gradients(emissions, mask, moves, True, monkeypatch)
+        expected = log_partition_and_gradients(emissions, mask, moves, False, monkeypatch)
+        allowed = torch.isfinite(moves[0])
+        compiled[1], expected[1] = compiled[1][mask], expected[1][mask]  # padding: 0 vs nothing
+        compiled[2], expected[2] = compiled[2][allowed], expected[2][allowed]
+        for got, want in zip(compiled, expected, strict=True):
+            assert torch.isfinite(got).all(), case
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
 def test_padding_invariance_and_batched_equals_one_at_a_time():

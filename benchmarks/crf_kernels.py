@@ -117,6 +117,7 @@ def bench_shape(batch, low, high, num_tags, repeats):
     # Marginals against our own NLL forward+backward, paired the same way.
     against_nll = paired(ours_marginals, ours_step, repeats)
     result["marginals_s"] = against_nll["crftag_s"]
+    result["marginals_nll_s"] = against_nll["pytorch_crf_s"]  # the NLL f+b it alternated with
     result["marginals_over_nll"] = 1.0 / against_nll["speedup"]
     return result
 

@@ -3,6 +3,7 @@ pytorch-crf as an independent implementation."""
 
 import itertools
 import math
+import os
 import warnings
 
 import pytest
@@ -20,6 +21,18 @@ def float64():
     torch.set_default_dtype(previous)
 
 
+def skip_unless_compiled() -> None:
+    """Skip a test of the compiled kernels where the install could not build them, unless
+    CRFTAG_REQUIRE_COMPILED is set (CI sets it), where their absence is a failure."""
+    from crftag import crf_kernels
+
+    if crf_kernels.compiled_kernels_available():
+        return
+    if os.environ.get("CRFTAG_REQUIRE_COMPILED"):
+        pytest.fail("CRFTAG_REQUIRE_COMPILED is set but crftag._compiled was not built")
+    pytest.skip("the compiled kernels were not built in this install")
+
+
 @pytest.fixture(params=["compiled", "numpy", "torch"])
 def recursion_steps(request, monkeypatch):
     """Run a test with the compiled forward-backward (crftag/_compiled.c; skipped where it was
@@ -28,8 +41,7 @@ def recursion_steps(request, monkeypatch):
     from crftag import crf_kernels
 
     if request.param == "compiled":
-        if not crf_kernels.compiled_kernels_available():
-            pytest.skip("the compiled kernels were not built in this install")
+        skip_unless_compiled()
         return request.param
     monkeypatch.setattr(crf_kernels, "_compiled", None)
     if request.param == "torch":
@@ -106,8 +118,7 @@ def use_viterbi(implementation: str, monkeypatch) -> None:
     from crftag import crf_kernels
 
     if implementation == "compiled":
-        if not crf_kernels.compiled_kernels_available():
-            pytest.skip("the compiled Viterbi kernel was not built in this install")
+        skip_unless_compiled()
         return
     monkeypatch.setattr(crf_kernels, "_compiled", None)
     if implementation == "torch":
@@ -189,8 +200,7 @@ def test_compiled_viterbi_is_bit_identical_to_the_numpy_loop(dtype):
     so paths and scores agree exactly, on ties, forbidden (-inf) moves and inf padding too."""
     from crftag import crf_kernels
 
-    if not crf_kernels.compiled_kernels_available():
-        pytest.skip("the compiled Viterbi kernel was not built in this install")
+    skip_unless_compiled()
     generator = torch.Generator().manual_seed(5)
     for case in range(200):
         emissions, mask, moves = random_kernel_case(generator, (1, 40, 30, 20), dtype)
@@ -224,10 +234,8 @@ def log_partition_and_gradients(emissions, mask, moves, compiled, monkeypatch):
 def test_compiled_forward_backward_agrees_with_the_recursions_in_float32(monkeypatch):
     """The float32 kernel against the NumPy-stepped recursions (the brute-force tests cover
     float64): same log Z and gradients to rounding, with forbidden moves and inf padding."""
-    from crftag import crf_kernels
 
-    if not crf_kernels.compiled_kernels_available():
-        pytest.skip("the compiled kernels were not built in this install")
+    skip_unless_compiled()
     generator = torch.Generator().manual_seed(9)
     for case in range(60):
         emissions, mask, moves = random_kernel_case(generator, (2, 20, 30, 19), torch.float32)

@@ -13,11 +13,17 @@ scale factors, summed in log space, give log Z. A transition more than about 87 
 the largest one underflows to 0 in ``exp``; learned transitions stay far inside that range, and
 forbidden ones are exactly 0, as they should be.
 
+On the CPU, where the optional C extension built (``crftag/_compiled.c``, see setup.py), both
+algorithms run there instead: the same recursions with no per-call overhead, Viterbi with
+bit-identical results, the forward-backward to float rounding. The loops here remain for other
+devices and dtypes and for installs without a C compiler.
+
 Shapes as in :mod:`crftag.crf`: emissions (B, T, K), mask (B, T) bool prefix, K tags.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -266,10 +272,7 @@ def _forward_backward_compiled(emissions, mask, transitions, start, end, wanted)
     """log Z (B,); with wanted >= 1 the marginals (B, T, K), with wanted == 2 also each
     sentence's expected transition counts (B, K, K) (None where not wanted)."""
     batch_size, length, num_tags = emissions.shape
-
-    def array(tensor: torch.Tensor) -> np.ndarray:
-        return tensor.detach().contiguous().numpy()
-
+    array = functools.partial(_host_array, dtype=emissions.dtype)
     log_z = emissions.new_empty(batch_size)
     marginals = emissions.new_empty((batch_size, length, num_tags) if wanted >= 1 else (0,))
     counts = emissions.new_empty((batch_size, num_tags, num_tags) if wanted == 2 else (0,))
@@ -362,6 +365,12 @@ def viterbi(
 _COMPILED_DTYPES = (torch.float32, torch.float64)
 
 
+def _host_array(tensor: torch.Tensor, dtype: torch.dtype) -> np.ndarray:
+    """A C-contiguous NumPy view (a copy only where needed) of a CPU tensor, as the C kernels
+    read their inputs."""
+    return tensor.detach().to(dtype).contiguous().numpy()
+
+
 def compiled_kernels_available() -> bool:
     """Whether the CPU runs the compiled kernels (crftag/_compiled.c) rather than NumPy loops."""
     return _compiled is not None
@@ -370,11 +379,7 @@ def compiled_kernels_available() -> bool:
 def _viterbi_compiled(emissions, mask, transitions, start, end):
     """:func:`_viterbi_numpy` in C: one call for the whole batch, no sorting needed."""
     batch_size, length, num_tags = emissions.shape
-    dtype = emissions.dtype
-
-    def array(tensor: torch.Tensor) -> np.ndarray:
-        return tensor.detach().to(dtype).contiguous().numpy()
-
+    array = functools.partial(_host_array, dtype=emissions.dtype)
     lengths = mask.sum(1).numpy()  # (B,) int64
     path = np.empty((batch_size, length), dtype=np.int64)
     scores = np.empty(batch_size, dtype=array(start).dtype)

@@ -1,8 +1,9 @@
-"""Build hook for the one compiled piece, the CPU Viterbi kernel (crftag/_compiled.c).
+"""Build hook for the one compiled piece, the CRF's CPU kernels (crftag/_compiled.c: Viterbi
+and the scaled forward-backward).
 
 Everything else about the package is declared in pyproject.toml. The extension is optional:
 where no C compiler or Python headers are available the install still succeeds and
-crftag.crf_kernels decodes with its NumPy loop, which gives identical results, only slower.
+crftag.crf_kernels runs its NumPy loops instead: the same results, only slower.
 """
 
 import sys
@@ -14,7 +15,8 @@ setup(
         Extension(
             "crftag._compiled",
             sources=["crftag/_compiled.c"],
-            # -O3 vectorises the max over the batch row; MSVC spells its flags differently.
+            # -O3 vectorises the inner loops (Viterbi's max over the batch row);
+            # MSVC spells its flags differently.
             extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
             optional=True,
         )

@@ -8,7 +8,7 @@ padding, and the time steps the CRF and LSTM loop over, stay few.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 
@@ -24,9 +24,15 @@ __all__ = [
     "Vocabularies",
     "bucketed_batches",
     "collate",
+    "document_batches",
+    "document_groups",
     "encode",
     "encode_batch",
 ]
+
+# Sentences of one document pooled together at most (document context): CoNLL-2003's longest
+# document has 197; a file with a single marker at its top must not become one giant batch.
+MAX_DOCUMENT_SENTENCES = 256
 
 # Characters of a word the character encoder sees: a word's shape is in its first few dozen
 # characters, and a cap keeps one 1 MB "word" from making a (B, T, 1M) tensor.
@@ -108,6 +114,8 @@ class Batch:
     lengths  (B,) long, on the CPU (what packing the LSTM needs)
     tags     (B, T) long, 0 where masked, or None when unlabelled
     features (B, T, F) long, 0 = padding, or None when the model uses no hashed features
+    groups   (B, T) long, or None: for a model with document context, tokens of one document with
+             the same word share an id (:func:`document_groups`); padding has an id of its own
     """
 
     words: torch.Tensor
@@ -116,6 +124,7 @@ class Batch:
     lengths: torch.Tensor
     tags: torch.Tensor | None
     features: torch.Tensor | None = None
+    groups: torch.Tensor | None = None
 
     def to(self, device: torch.device) -> Batch:
         return Batch(
@@ -127,6 +136,7 @@ class Batch:
             features=(
                 None if self.features is None else self.features.to(device, non_blocking=True)
             ),
+            groups=None if self.groups is None else self.groups.to(device, non_blocking=True),
         )
 
 
@@ -241,6 +251,58 @@ def encode_batch(sentences: Sequence[Sequence[str]], vocabularies: Vocabularies)
         lengths=lengths_tensor,
         tags=None,
     )
+
+
+def document_groups(
+    sentences: Sequence[Sequence[str]], documents: Sequence[Hashable], vocabularies: Vocabularies
+) -> torch.Tensor:
+    """(B, T) long ids, T the longest sentence: the same id for every occurrence of a word in
+    one document, compared lower-cased with digits normalised (the unknown words too: two
+    occurrences of one unseen name share an id). Padding gets the id after the last word's.
+    """
+    keys: dict[tuple, int] = {}
+    max_length = max(len(tokens) for tokens in sentences)
+    rows = []
+    for tokens, document in zip(sentences, documents, strict=True):
+        ids = [
+            keys.setdefault((document, vocabularies.word_key(token).lower()), len(keys))
+            for token in tokens
+        ]
+        rows.append(ids)
+    groups = torch.full((len(sentences), max_length), len(keys), dtype=torch.long)
+    for row, ids in enumerate(rows):
+        groups[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+    return groups
+
+
+def document_batches(
+    documents: Sequence[Hashable], batch_size: int, rng: random.Random | None = None
+) -> list[list[int]]:
+    """Split sentence indices into batches of whole documents.
+
+    A document is a run of consecutive sentences with the same ``documents`` entry. Documents
+    are taken in order (shuffled with ``rng``, for training) and packed into a batch until it
+    holds at least ``batch_size`` sentences, so a model can pool over a whole document. A
+    document of more than ``MAX_DOCUMENT_SENTENCES`` is cut into parts of that many.
+    """
+    runs: list[list[int]] = []
+    for index, document in enumerate(documents):
+        if runs and documents[runs[-1][0]] == document and len(runs[-1]) < MAX_DOCUMENT_SENTENCES:
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    if rng is not None:
+        rng.shuffle(runs)
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for run in runs:
+        current.extend(run)
+        if len(current) >= batch_size:
+            batches.append(current)
+            current = []
+    if current:
+        batches.append(current)
+    return batches
 
 
 def bucketed_batches(

@@ -168,6 +168,7 @@ def evaluate(
     ] = False,
 ) -> None:
     """Score a model on labelled files: entity P/R/F1 (seqeval) and token accuracy."""
+    from crftag.conll import document_keys
     from crftag.evaluate import calibration, format_calibration, format_scores, score, to_json
     from crftag.tagger import Tagger
     from crftag.train import column_spec, read_corpus
@@ -176,12 +177,15 @@ def evaluate(
     for path in files:
         gold = read_corpus(path, column_spec(tagger.loaded.config, path))
         gold_tags = [s.tags for s in gold]
+        documents = document_keys(gold)
         calibrated = with_calibration and tagger.spans
         if calibrated:
-            predictions = tagger.predict([list(s.tokens) for s in gold], batch_size=batch_size)
+            predictions = tagger.predict(
+                [list(s.tokens) for s in gold], batch_size=batch_size, documents=documents
+            )
             predicted = [p.tags for p in predictions]
         else:
-            predicted = tagger.tag([s.tokens for s in gold], batch_size)
+            predicted = tagger.tag([s.tokens for s in gold], batch_size, documents)
         scores = score(gold_tags, predicted, spans=tagger.spans)
         if calibrated:
             scores["calibration"] = calibration(gold_tags, [p.spans for p in predictions])

@@ -82,6 +82,9 @@ class ModelConfig:
     hidden_size: int = field(default=200, metadata=_at_least(1))  # word BiLSTM units per direction
     num_layers: int = field(default=1, metadata=_at_least(1))  # word BiLSTM layers
     dropout: float = 0.5  # on the embeddings and the BiLSTM output
+    # each token also sees the mean of the BiLSTM states of every occurrence of its word
+    # (lower-cased) in its document; needs document markers (-DOCSTART-, # newdoc) to help
+    document_context: bool = False
     constrained: bool = True  # forbid transitions the span scheme makes impossible
     embeddings: str | None = None  # pretrained vectors, GloVe or word2vec text, plain or .gz
     freeze_embeddings: bool = False  # keep the word embeddings fixed during training

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -21,6 +21,7 @@ __all__ = [
     "ColumnSpec",
     "Sentence",
     "detect_format",
+    "document_keys",
     "format_conll_block",
     "open_binary",
     "read_columns",
@@ -69,6 +70,8 @@ class Sentence:
     raw         the sentence's original lines, without line ends (comments, ``-DOCSTART-`` and
                 CoNLL-U range lines included) so that predict can write them back unchanged
     token_rows  for each token, the index in ``raw`` of its line
+    document    which document of the file the sentence is in: the number of document markers
+                (CoNLL ``-DOCSTART-`` lines, CoNLL-U ``# newdoc`` comments) before it
     """
 
     tokens: tuple[str, ...]
@@ -76,6 +79,17 @@ class Sentence:
     line: int
     raw: tuple[str, ...] = ()
     token_rows: tuple[int, ...] = ()
+    document: int = 0
+
+
+def document_keys(sentences: Sequence[Sentence], source: Hashable = None) -> list[Hashable]:
+    """One key per sentence, equal for the sentences of one document: a file's ``-DOCSTART-``
+    (or ``# newdoc``) markers start documents, and a sentence before the first marker, as in a
+    file with none, is a document of its own. ``source`` tells files apart."""
+    return [
+        (source, sentence.document) if sentence.document else (source, "sentence", index)
+        for index, sentence in enumerate(sentences)
+    ]
 
 
 def source_name(path: str) -> str:
@@ -174,18 +188,21 @@ def read_columns(
     raw: list[str] = []
     rows: list[int] = []
     first_line = 0
+    document = 0
     for number, text in read_lines(stream, source, on_error):
         if text is None:  # a bad line, already reported, skipped
             continue
         if not text.strip():
             if tokens or (keep_markup and raw):
-                yield _sentence(tokens, tags, spec, first_line, raw, rows, keep_raw)
+                yield _sentence(tokens, tags, spec, first_line, raw, rows, keep_raw, document)
             tokens, tags, raw, rows = [], [], [], []
             continue
         if not raw:
             first_line = number
         if spec.format == "conllu":
             if text.startswith("#"):
+                if text.startswith("# newdoc") and not tokens:
+                    document += 1
                 raw.append(text)
                 continue
             fields = text.split("\t")
@@ -198,10 +215,11 @@ def read_columns(
             if fields[0] == DOCSTART:
                 # A document marker is no sentence: it ends the current one and is kept apart.
                 if tokens:
-                    yield _sentence(tokens, tags, spec, first_line, raw, rows, keep_raw)
+                    yield _sentence(tokens, tags, spec, first_line, raw, rows, keep_raw, document)
                     tokens, tags, raw, rows = [], [], [], []
+                document += 1
                 if keep_markup:
-                    yield _sentence([], [], spec, number, [text], [], keep_raw)
+                    yield _sentence([], [], spec, number, [text], [], keep_raw, document)
                 raw = []
                 continue
             if expected_columns is None:
@@ -214,7 +232,7 @@ def read_columns(
         if tag is not None:
             tags.append(tag)
     if tokens or (keep_markup and raw):
-        yield _sentence(tokens, tags, spec, first_line, raw, rows, keep_raw)
+        yield _sentence(tokens, tags, spec, first_line, raw, rows, keep_raw, document)
 
 
 def _check_count(fields: list[str], expected: int, source: str, number: int, why: str) -> None:
@@ -239,13 +257,14 @@ def _pick(fields: list[str], spec: ColumnSpec, source: str, number: int) -> tupl
     return word, tag
 
 
-def _sentence(tokens, tags, spec, line, raw, rows, keep_raw) -> Sentence:
+def _sentence(tokens, tags, spec, line, raw, rows, keep_raw, document) -> Sentence:
     return Sentence(
         tokens=tuple(tokens),
         tags=tuple(tags) if spec.tag_column is not None else None,
         line=line,
         raw=tuple(raw) if keep_raw else (),
         token_rows=tuple(rows) if keep_raw else (),
+        document=document,
     )
 
 

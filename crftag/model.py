@@ -143,15 +143,34 @@ class BiLSTMCRF(CRFTagger):
             config.num_layers,
             config.dropout,
         )
-        self.projection = nn.Linear(self.encoder.output_size, num_tags)
+        self.document_context = config.document_context
+        projected = self.encoder.output_size * (2 if self.document_context else 1)
+        self.projection = nn.Linear(projected, num_tags)
         self.crf = _crf(num_tags, constraints)
 
     def emissions(self, batch: Batch) -> torch.Tensor:
-        """Emission scores (B, T, K) for a batch."""
+        """Emission scores (B, T, K) for a batch; with document context, ``batch.groups``."""
         features = self.word_embedding(batch.words)  # (B, T, Dw)
         if self.char_encoder is not None:
             features = torch.cat([features, self.char_encoder(batch.chars)], dim=2)
         if self.casing is not None:
             features = torch.cat([features, self.casing(batch.chars)], dim=2)
         encoded = self.encoder(self.dropout(features), batch.lengths)  # (B, T, 2H)
+        if self.document_context:
+            if batch.groups is None:
+                raise ValueError("a model with document_context needs batch.groups")
+            encoded = torch.cat([encoded, _group_means(encoded, batch.groups)], dim=2)
         return self.projection(self.dropout(encoded))
+
+
+def _group_means(states: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
+    """states (B, T, D), groups (B, T) ids -> (B, T, D): each position the mean of the states of
+    every position with its id. A word's other occurrences in the document carry what their
+    contexts say about it (a team name in a results table, a person named in full earlier)."""
+    width = states.size(2)
+    flat_ids = groups.reshape(-1)
+    flat = states.reshape(-1, width)
+    count = int(flat_ids.max()) + 1
+    sums = flat.new_zeros(count, width).index_add_(0, flat_ids, flat)
+    sizes = torch.bincount(flat_ids, minlength=count).clamp_(min=1).to(flat.dtype)
+    return (sums / sizes.unsqueeze(1))[flat_ids].view_as(states)

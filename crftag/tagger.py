@@ -11,12 +11,18 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 import torch
 
-from crftag.batching import Batch, bucketed_batches, encode_batch
+from crftag.batching import (
+    Batch,
+    bucketed_batches,
+    document_batches,
+    document_groups,
+    encode_batch,
+)
 from crftag.checkpoint import LoadedModel, load_model
 from crftag.confidence import span_confidences
 from crftag.schemes import Span, convert, from_spans, to_spans
@@ -120,24 +126,58 @@ class Tagger:
             return [self._output_map[tag] for tag in internal]
         return convert(internal, "iob2")
 
-    def _batches(self, sentences: Sequence[Sequence[str]], batch_size: int):
-        """(indices into sentences, padded batch) for the non-empty sentences, longest first."""
+    @property
+    def document_context(self) -> bool:
+        """Whether the model pools over documents (``model.document_context``)."""
+        return bool(getattr(self.model, "document_context", False))
+
+    def _batches(
+        self,
+        sentences: Sequence[Sequence[str]],
+        batch_size: int,
+        documents: Sequence[Hashable] | None = None,
+    ):
+        """(indices into sentences, padded batch) for the non-empty sentences.
+
+        Longest first; or, for a model with document context given ``documents`` (one entry per
+        sentence, equal for the consecutive sentences of one document), whole documents a batch.
+        Without ``documents`` each sentence is a document of its own.
+        """
         vocabularies = self.loaded.vocabularies
         non_empty = [i for i, tokens in enumerate(sentences) if tokens]
-        lengths = [len(sentences[i]) for i in non_empty]
-        for rows in bucketed_batches(lengths, batch_size):
+        if self.document_context and documents is not None:
+            order = document_batches([documents[i] for i in non_empty], batch_size)
+        else:
+            order = bucketed_batches([len(sentences[i]) for i in non_empty], batch_size)
+        for rows in order:
             indices = [non_empty[row] for row in rows]
             batch = encode_batch([sentences[i] for i in indices], vocabularies)
+            if self.document_context:
+                batch.groups = document_groups(
+                    [sentences[i] for i in indices],
+                    indices if documents is None else [documents[i] for i in indices],
+                    vocabularies,
+                )
             yield indices, batch.to(self.device)
 
     @torch.inference_mode()
-    def tag(self, sentences: Sequence[Sequence[str]], batch_size: int = 64) -> list[list[str]]:
-        """Viterbi tags for each token list, in input order; an empty sentence gets no tags."""
+    def tag(
+        self,
+        sentences: Sequence[Sequence[str]],
+        batch_size: int = 64,
+        documents: Sequence[Hashable] | None = None,
+    ) -> list[list[str]]:
+        """Viterbi tags for each token list, in input order; an empty sentence gets no tags.
+
+        ``documents``: one entry per sentence, equal for the consecutive sentences of one
+        document (such as :attr:`Sentence.document`); used by models with document context.
+        """
         self.model.eval()
         symbols = self.loaded.vocabularies.tags.symbols
         pieces, owners = self._pieces(sentences)
+        piece_documents = None if documents is None else [documents[o] for o in owners]
         tagged: list[list[str]] = [[] for _ in pieces]
-        for indices, batch in self._batches(pieces, batch_size):
+        for indices, batch in self._batches(pieces, batch_size, piece_documents):
             tags, _ = self.model.decode(batch)
             for index, row in zip(indices, tags.tolist(), strict=True):  # one host copy a batch
                 tagged[index] = self._to_output_tags(
@@ -174,12 +214,14 @@ class Tagger:
         nbest: int = 1,
         min_confidence: float = 0.0,
         batch_size: int = 64,
+        documents: Sequence[Hashable] | None = None,
     ) -> list[Prediction]:
         """Tag sentences, each a string (split by the built-in tokenizer) or a list of tokens.
 
         probs: None, ``"tag"`` (each token's probability of its tag) or ``"all"`` (every tag's).
         nbest: also list the ``nbest`` best tag sequences with their probabilities.
         min_confidence: drop spans less likely than this (their tokens become ``O``).
+        documents: as in :meth:`tag`.
         """
         if probs not in (None, "tag", "all"):
             raise ValueError(f"expected probs None|'tag'|'all', got {probs!r}")
@@ -200,9 +242,10 @@ class Tagger:
             for tokens in token_lists
         ]
         pieces, owners = self._pieces(token_lists)
+        piece_documents = None if documents is None else [documents[o] for o in owners]
         parts: list[list[Prediction]] = [[] for _ in token_lists]
         piece_predictions: list[Prediction | None] = [None] * len(pieces)
-        for indices, batch in self._batches(pieces, batch_size):
+        for indices, batch in self._batches(pieces, batch_size, piece_documents):
             for index, prediction in zip(
                 indices, self._predict_batch(batch, probs, nbest), strict=True
             ):

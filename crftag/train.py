@@ -24,7 +24,14 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from crftag.averaging import WeightAverage
-from crftag.batching import Vocabularies, bucketed_batches, collate, encode
+from crftag.batching import (
+    Vocabularies,
+    bucketed_batches,
+    collate,
+    document_batches,
+    document_groups,
+    encode,
+)
 from crftag.checkpoint import (
     FILE_NAME,
     FORMAT_VERSION,
@@ -35,7 +42,14 @@ from crftag.checkpoint import (
     write_atomically,
 )
 from crftag.config import Config
-from crftag.conll import ColumnSpec, Sentence, detect_format, open_binary, read_columns
+from crftag.conll import (
+    ColumnSpec,
+    Sentence,
+    detect_format,
+    document_keys,
+    open_binary,
+    read_columns,
+)
 from crftag.distributed import Group, join, leave
 from crftag.embeddings import Embeddings, check_embeddings, read_embeddings
 from crftag.errors import CrftagError, TrainingInterrupted
@@ -202,11 +216,18 @@ def fit(
         )
     train_files = read_training_files(config)
     train_sentences = [s for _, file_sentences in train_files for s in file_sentences]
+    # (file, document) of each sentence: document context pools over one document of one file.
+    documents = [
+        key
+        for number, (_, file_sentences) in enumerate(train_files)
+        for key in document_keys(file_sentences, number)
+    ]
     dev_sentences = (
         read_corpus(config.data.dev, column_spec(config, config.data.dev))
         if config.data.dev
         else []
     )
+    dev_documents = document_keys(dev_sentences)
     if resume is None:
         data_scheme, train_scheme = _resolve_schemes(config, train_files)
     else:
@@ -285,7 +306,11 @@ def fit(
             parameters["lr"] = learning_rate
         model.train()
         batch_order.setstate(state.batch_order_state)
-        batches = group.shard(bucketed_batches(lengths, settings.batch_size, batch_order))
+        if config.model.document_context:
+            order = document_batches(documents, settings.batch_size, batch_order)
+        else:
+            order = bucketed_batches(lengths, settings.batch_size, batch_order)
+        batches = group.shard(order)
         epoch_loss = torch.tensor(state.epoch_loss, device=device)
         bar = tqdm(
             total=len(batches),
@@ -300,6 +325,12 @@ def fit(
         with bar:
             for rows in batches[state.step :]:
                 batch = collate([encoded[i] for i in rows])
+                if config.model.document_context:
+                    batch.groups = document_groups(
+                        [train_sentences[i].tokens for i in rows],
+                        [documents[i] for i in rows],
+                        vocabularies,
+                    )
                 if settings.word_dropout > 0:
                     dropped = singletons[batch.words] & (
                         torch.rand(batch.words.shape) < settings.word_dropout
@@ -333,7 +364,10 @@ def fit(
         with average.applied():
             dev_score = None
             if dev_sentences and group.main:
-                predicted = tagger.tag([s.tokens for s in dev_sentences])
+                predicted = tagger.tag(
+                    [s.tokens for s in dev_sentences],
+                    documents=dev_documents,
+                )
                 scores = score([s.tags for s in dev_sentences], predicted, spans=tagger.spans)
                 dev_score = _headline(scores)
             dev_score = group.broadcast(dev_score)  # the others wait here for rank 0's verdict
@@ -654,7 +688,7 @@ def _train_and_report(
     if config.data.test:
         tagger = Tagger.load(output_dir, device)
         test = read_corpus(config.data.test, column_spec(config, config.data.test))
-        predicted = tagger.tag([s.tokens for s in test])
+        predicted = tagger.tag([s.tokens for s in test], documents=document_keys(test))
         test_scores = score([s.tags for s in test], predicted, spans=tagger.spans)
         metrics["test"] = _headline(test_scores)
         metrics["test_scores"] = test_scores

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
+from crftag.batching import MAX_DOCUMENT_SENTENCES
 from crftag.conll import (
     ColumnSpec,
     Sentence,
@@ -35,6 +36,7 @@ class Record:
 
     sentence: Sentence
     markup: bool = False
+    document: Hashable = None  # equal for the sentences of one document (document context)
 
 
 def read_sentences(
@@ -42,13 +44,17 @@ def read_sentences(
 ) -> Iterator[Record]:
     """Records of one input, lazily. ``text`` lines are tokenized, ``tokens`` lines split on
     whitespace; every line of those two is one sentence, an empty line an empty sentence, and
-    with ``on_error="skip"`` an unreadable line too."""
+    with ``on_error="skip"`` an unreadable line too. A text line is a document of its own;
+    column input has documents when it has ``-DOCSTART-`` or ``# newdoc`` markers."""
     source = source_name(path)
     with open_binary(path) as stream:
         if input_format in ("text", "tokens"):
             split = tokenize if input_format == "text" else str.split
             for number, line in read_lines(stream, source, on_error, allow_nul=True):
-                yield Record(Sentence(tuple(split(line)) if line else (), None, number))
+                yield Record(
+                    Sentence(tuple(split(line)) if line else (), None, number),
+                    document=(source, "line", number),
+                )
             return
         spec = ColumnSpec.for_format(input_format, word_column, tag_column=None)
         spec = ColumnSpec(spec.format, spec.word_column, tag_column=None)
@@ -56,17 +62,41 @@ def read_sentences(
             stream, source, spec, keep_raw=True, keep_markup=True, on_error=on_error
         )
         for sentence in sentences:
-            yield Record(sentence, markup=not sentence.tokens)
+            document = (
+                (source, sentence.document)
+                if sentence.document
+                else (source, "line", sentence.line)
+            )
+            yield Record(sentence, markup=not sentence.tokens, document=document)
 
 
-def _batches(records: Iterable[Record], size: int) -> Iterator[list[Record]]:
+def _batches(
+    records: Iterable[Record], size: int, whole_documents: bool = False
+) -> Iterator[list[Record]]:
     """Batches of records. An input error ends the stream, but only after the records read
-    before it have been handed out, so everything before a bad line is still written."""
+    before it have been handed out, so everything before a bad line is still written.
+
+    With ``whole_documents`` a full batch is only cut where a new document starts (or when a
+    document runs past ``MAX_DOCUMENT_SENTENCES`` more), so a model with document context sees
+    each document whole; a batch is then handed out when the next document's first record
+    arrives.
+    """
     batch: list[Record] = []
     try:
         for record in records:
+            if (
+                whole_documents
+                and len(batch) >= size
+                and not record.markup
+                and (
+                    record.document != _last_document(batch)
+                    or len(batch) >= size + MAX_DOCUMENT_SENTENCES
+                )
+            ):
+                yield batch
+                batch = []
             batch.append(record)
-            if len(batch) == size:
+            if not whole_documents and len(batch) == size:
                 yield batch
                 batch = []
     except CrftagError:
@@ -75,6 +105,15 @@ def _batches(records: Iterable[Record], size: int) -> Iterator[list[Record]]:
         raise
     if batch:
         yield batch
+
+
+def _last_document(batch: list[Record]) -> Hashable:
+    """The document of the batch's last sentence (markup records, such as -DOCSTART-, have
+    none of their own: they open the next document)."""
+    for record in reversed(batch):
+        if not record.markup:
+            return record.document
+    return None
 
 
 def format_record(
@@ -124,13 +163,22 @@ def predict_files(
     if output_format == "jsonl":  # markup blocks write nothing in JSON: not records there
         records = (record for record in records if not record.markup)
     index, count_of_shards = shard
-    batches = _batches(records, batch_size)
+    # Text lines are documents of their own, so only column input has documents to keep whole.
+    whole_documents = tagger.document_context and column_input
+    if whole_documents and shard[1] > 1:
+        raise CrftagError(
+            "--shard/--jobs: this model has document context and tags whole documents of column "
+            "input together, in batches of varying size that `crftag merge` cannot interleave; "
+            "tag the file in one process"
+        )
+    batches = _batches(records, batch_size, whole_documents=whole_documents)
     if count_of_shards > 1:
         batches = itertools.islice(batches, index, None, count_of_shards)
     count = 0
     full = output_format == "jsonl" or min_confidence > 0
     for batch in batches:
         token_lists = [list(record.sentence.tokens) for record in batch]
+        documents = [record.document for record in batch]
         if full:
             predictions = tagger.predict(
                 token_lists,
@@ -138,12 +186,13 @@ def predict_files(
                 nbest=nbest,
                 min_confidence=min_confidence,
                 batch_size=batch_size,
+                documents=documents,
             )
         else:
             predictions = [
                 Prediction(tokens=tokens, tags=tags)
                 for tokens, tags in zip(
-                    token_lists, tagger.tag(token_lists, batch_size), strict=True
+                    token_lists, tagger.tag(token_lists, batch_size, documents), strict=True
                 )
             ]
         output.write(

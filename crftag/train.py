@@ -547,6 +547,11 @@ def check_data_files(config: Config) -> None:
             raise CrftagError(f"data.{name}: {path}: {what}")
     if config.model.encoder == "features":
         _check_feature_training(config)
+        if config.model.document_context:
+            raise CrftagError(
+                "model.document_context pools BiLSTM states; the features encoder has none: "
+                "remove it or set model.encoder: bilstm"
+            )
     if config.model.embeddings is not None:
         if config.model.encoder == "features":
             raise CrftagError(

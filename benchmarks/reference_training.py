@@ -47,6 +47,8 @@ OVERRIDES = [
     "model.char_encoder=lstm",
     "model.char_dim=25",
     "model.char_size=25",
+    # flair's network has no document context: the same shape on both sides, sentence batches.
+    "model.document_context=false",
 ]
 
 

@@ -34,7 +34,13 @@ sys.path.insert(0, HERE)
 
 from crf_kernels import SHAPES, bench_shape, paired_seconds, viterbi_kernel  # noqa: E402
 
-from crftag.batching import bucketed_batches, collate, encode  # noqa: E402
+from crftag.batching import (  # noqa: E402
+    bucketed_batches,
+    collate,
+    document_batches,
+    document_groups,
+    encode,
+)
 from crftag.checkpoint import (  # noqa: E402
     BUNDLED_MODELS,
     MODELS_DIR,
@@ -43,7 +49,12 @@ from crftag.checkpoint import (  # noqa: E402
     save_model,
 )
 from crftag.config import load_config  # noqa: E402
-from crftag.conll import ColumnSpec, open_binary, read_columns  # noqa: E402
+from crftag.conll import (  # noqa: E402
+    ColumnSpec,
+    document_keys,  # noqa: E402
+    open_binary,
+    read_columns,
+)
 from crftag.schemes import convert  # noqa: E402
 from crftag.tagger import Tagger  # noqa: E402
 from crftag.train import _optimizer, build_vocabularies, prepare_embeddings  # noqa: E402
@@ -88,15 +99,30 @@ def training_step(model_path, batches_to_time):
     prepare_embeddings(
         model, config, torch.cat([encode(s.tokens, vocabularies).words for s in sentences])
     )
-    encoded = [
-        encode(s.tokens, vocabularies, convert(s.tags, "bioes"))
+    kept = [
+        s
         for s in sentences[:2000]
         if all(tag in vocabularies.tags for tag in convert(s.tags, "bioes"))
     ]
+    encoded = [encode(s.tokens, vocabularies, convert(s.tags, "bioes")) for s in kept]
     import random
 
-    batches = bucketed_batches([len(e.words) for e in encoded], 10, random.Random(0))
+    # Batched as training batches them: whole documents for a model with document context.
+    documents = document_keys(kept)
+    if config.model.document_context:
+        batches = document_batches(documents, 10, random.Random(0))
+    else:
+        batches = bucketed_batches([len(e.words) for e in encoded], 10, random.Random(0))
     batches = batches[:batches_to_time]
+
+    def make_batch(rows):
+        batch = collate([encoded[i] for i in rows])
+        if config.model.document_context:
+            batch.groups = document_groups(
+                [kept[i].tokens for i in rows], [documents[i] for i in rows], vocabularies
+            )
+        return batch
+
     # The optimizer training builds, at learning rate 0 so the timed weights do not drift.
     optimizer = _optimizer(config, model)
     for parameters in optimizer.param_groups:
@@ -106,7 +132,7 @@ def training_step(model_path, batches_to_time):
 
     def full_step(rows):
         t0 = time.perf_counter()
-        batch = collate([encoded[i] for i in rows])
+        batch = make_batch(rows)
         t1 = time.perf_counter()
         emissions = model.emissions(batch)
         t2 = time.perf_counter()
@@ -121,7 +147,7 @@ def training_step(model_path, batches_to_time):
         for name, seconds in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4), strict=True):
             parts[name] += seconds
 
-    collated = [collate([encoded[i] for i in rows]) for rows in batches]
+    collated = [make_batch(rows) for rows in batches]
 
     def encoder_only(batch):
         model.zero_grad(set_to_none=True)

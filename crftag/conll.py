@@ -21,6 +21,7 @@ __all__ = [
     "ColumnSpec",
     "Sentence",
     "detect_format",
+    "document_key",
     "document_keys",
     "format_conll_block",
     "open_binary",
@@ -82,14 +83,16 @@ class Sentence:
     document: int = 0
 
 
+def document_key(sentence: Sentence, source: Hashable, own: Hashable) -> Hashable:
+    """The key of a sentence's document: a file's ``-DOCSTART-`` (or ``# newdoc``) markers start
+    documents, and a sentence before the first marker, as in a file with none, is a document of
+    its own, told apart by ``own`` (unique within the file). ``source`` tells files apart."""
+    return (source, sentence.document) if sentence.document else (source, "own", own)
+
+
 def document_keys(sentences: Sequence[Sentence], source: Hashable = None) -> list[Hashable]:
-    """One key per sentence, equal for the sentences of one document: a file's ``-DOCSTART-``
-    (or ``# newdoc``) markers start documents, and a sentence before the first marker, as in a
-    file with none, is a document of its own. ``source`` tells files apart."""
-    return [
-        (source, sentence.document) if sentence.document else (source, "sentence", index)
-        for index, sentence in enumerate(sentences)
-    ]
+    """One key per sentence (:func:`document_key`), equal for the sentences of one document."""
+    return [document_key(sentence, source, index) for index, sentence in enumerate(sentences)]
 
 
 def source_name(path: str) -> str:

@@ -13,6 +13,7 @@ from crftag.batching import MAX_DOCUMENT_SENTENCES
 from crftag.conll import (
     ColumnSpec,
     Sentence,
+    document_key,
     format_conll_block,
     open_binary,
     read_columns,
@@ -53,7 +54,7 @@ def read_sentences(
             for number, line in read_lines(stream, source, on_error, allow_nul=True):
                 yield Record(
                     Sentence(tuple(split(line)) if line else (), None, number),
-                    document=(source, "line", number),
+                    document=(source, "own", number),
                 )
             return
         spec = ColumnSpec.for_format(input_format, word_column, tag_column=None)
@@ -62,11 +63,7 @@ def read_sentences(
             stream, source, spec, keep_raw=True, keep_markup=True, on_error=on_error
         )
         for sentence in sentences:
-            document = (
-                (source, sentence.document)
-                if sentence.document
-                else (source, "line", sentence.line)
-            )
+            document = document_key(sentence, source, sentence.line)
             yield Record(sentence, markup=not sentence.tokens, document=document)
 
 

@@ -85,6 +85,9 @@ class ModelConfig:
     # each token also sees the mean of the BiLSTM states of every occurrence of its word
     # (lower-cased) in its document; needs document markers (-DOCSTART-, # newdoc) to help
     document_context: bool = False
+    # units of a tanh layer between the BiLSTM output (with document context, the state joined
+    # with its document mean) and the tag scores, as in Lample et al.'s code; 0 = none
+    hidden_layer: int = field(default=0, metadata=_at_least(0))
     constrained: bool = True  # forbid transitions the span scheme makes impossible
     embeddings: str | None = None  # pretrained vectors, GloVe or word2vec text, plain or .gz
     freeze_embeddings: bool = False  # keep the word embeddings fixed during training

@@ -145,6 +145,12 @@ class BiLSTMCRF(CRFTagger):
         )
         self.document_context = config.document_context
         projected = self.encoder.output_size * (2 if self.document_context else 1)
+        # Lample et al.'s tanh layer: the states, and the document means beside them, meet in a
+        # nonlinearity before the tag scores rather than adding up linearly.
+        self.hidden = None
+        if config.hidden_layer:
+            self.hidden = nn.Sequential(nn.Linear(projected, config.hidden_layer), nn.Tanh())
+            projected = config.hidden_layer
         self.projection = nn.Linear(projected, num_tags)
         self.crf = _crf(num_tags, constraints)
 
@@ -160,7 +166,10 @@ class BiLSTMCRF(CRFTagger):
             if batch.groups is None:
                 raise ValueError("a model with document_context needs batch.groups")
             encoded = torch.cat([encoded, _group_means(encoded, batch.groups)], dim=2)
-        return self.projection(self.dropout(encoded))
+        encoded = self.dropout(encoded)  # (B, T, 2H), or (B, T, 4H) with document context
+        if self.hidden is not None:
+            encoded = self.hidden(encoded)  # (B, T, hidden_layer)
+        return self.projection(encoded)
 
 
 def _group_means(states: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:

@@ -552,6 +552,11 @@ def check_data_files(config: Config) -> None:
                 "model.document_context pools BiLSTM states; the features encoder has none: "
                 "remove it or set model.encoder: bilstm"
             )
+        if config.model.hidden_layer:
+            raise CrftagError(
+                "model.hidden_layer sits on the BiLSTM output; the features encoder has none: "
+                "remove it or set model.encoder: bilstm"
+            )
     if config.model.embeddings is not None:
         if config.model.encoder == "features":
             raise CrftagError(

@@ -186,24 +186,3 @@ def test_eval_and_predict_use_the_documents(document_model, invoke, tmp_path):
         )
         / sum(len(s.tokens) for s in gold)
     )
-
-
-def test_the_feature_crf_has_no_document_context(invoke, tmp_path):
-    result = invoke(
-        [
-            "train",
-            "configs/conll03_features.yaml",
-            "-o",
-            str(tmp_path),
-            "--set",
-            "model.document_context=true",
-            "--set",
-            "data.train=data/ner_sample.train.conll",
-            "--set",
-            "data.dev=null",
-            "--set",
-            "data.test=null",
-        ]
-    )
-    assert result.status != 0
-    assert "model.document_context" in result.stderr and "Traceback" not in result.stderr

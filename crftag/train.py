@@ -547,16 +547,13 @@ def check_data_files(config: Config) -> None:
             raise CrftagError(f"data.{name}: {path}: {what}")
     if config.model.encoder == "features":
         _check_feature_training(config)
-        if config.model.document_context:
-            raise CrftagError(
-                "model.document_context pools BiLSTM states; the features encoder has none: "
-                "remove it or set model.encoder: bilstm"
-            )
-        if config.model.hidden_layer:
-            raise CrftagError(
-                "model.hidden_layer sits on the BiLSTM output; the features encoder has none: "
-                "remove it or set model.encoder: bilstm"
-            )
+        # Settings that work on the BiLSTM's states, which the features encoder does not have.
+        for name in ("document_context", "hidden_layer"):
+            if getattr(config.model, name):
+                raise CrftagError(
+                    f"model.{name} works on BiLSTM states; the features encoder has none: "
+                    "remove it or set model.encoder: bilstm"
+                )
     if config.model.embeddings is not None:
         if config.model.encoder == "features":
             raise CrftagError(

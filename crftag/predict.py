@@ -52,10 +52,9 @@ def read_sentences(
         if input_format in ("text", "tokens"):
             split = tokenize if input_format == "text" else str.split
             for number, line in read_lines(stream, source, on_error, allow_nul=True):
-                yield Record(
-                    Sentence(tuple(split(line)) if line else (), None, number),
-                    document=(source, "own", number),
-                )
+                sentence = Sentence(tuple(split(line)) if line else (), None, number)
+                # No markers in text: every line is a document of its own.
+                yield Record(sentence, document=document_key(sentence, source, number))
             return
         spec = ColumnSpec.for_format(input_format, word_column, tag_column=None)
         spec = ColumnSpec(spec.format, spec.word_column, tag_column=None)

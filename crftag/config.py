@@ -32,6 +32,10 @@ def _at_least(minimum: int) -> dict:
     return {"minimum": minimum}
 
 
+def _probability(*, one_allowed: bool) -> dict:
+    return {"probability": "[0, 1]" if one_allowed else "[0, 1)"}
+
+
 @dataclass(frozen=True)
 class DataConfig:
     # training file (CoNLL or CoNLL-U), or a list of files read one after the other (train and
@@ -81,7 +85,11 @@ class ModelConfig:
     casing_dim: int = field(default=0, metadata=_at_least(0))
     hidden_size: int = field(default=200, metadata=_at_least(1))  # word BiLSTM units per direction
     num_layers: int = field(default=1, metadata=_at_least(1))  # word BiLSTM layers
-    dropout: float = 0.5  # on the embeddings and the BiLSTM output
+    # on the embeddings and the BiLSTM output
+    dropout: float = field(default=0.5, metadata=_probability(one_allowed=False))
+    # one dropout mask per sentence, shared by its words (variational or "locked" dropout, as
+    # flair's), instead of a fresh mask for every word
+    locked_dropout: bool = False
     # each token also sees the mean of the BiLSTM states of every occurrence of its word
     # (lower-cased) in its document; needs document markers (-DOCSTART-, # newdoc) to help
     document_context: bool = False
@@ -111,7 +119,7 @@ class TrainConfig:
     loss_reduction: str = field(default="sum", metadata=_choice("sum", "mean"))
     # Replace a word seen once in training by the unknown word with this probability (Lample
     # et al. 2016), so the model learns what to do with words it has never seen
-    word_dropout: float = 0.0
+    word_dropout: float = field(default=0.0, metadata=_probability(one_allowed=True))
     # Stochastic weight averaging: from this epoch on, dev scoring, model selection and the saved
     # model use the mean of the weights at the end of every epoch since (training goes on from
     # the raw weights); 0 = off
@@ -256,6 +264,9 @@ def _check_value(value: Any, hint: Any, spec: dataclasses.Field, source: str, ke
     minimum = spec.metadata.get("minimum", None if key.endswith("_column") else 0)
     if base in (int, float) and minimum is not None and value < minimum:
         raise CrftagError(f"{source}: {key}: expected a value >= {minimum}, got {value}")
+    interval = spec.metadata.get("probability")
+    if interval is not None and not (value <= 1 if interval == "[0, 1]" else value < 1):
+        raise CrftagError(f"{source}: {key}: expected a probability in {interval}, got {value}")
     return value
 
 

@@ -10,7 +10,14 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-__all__ = ["CasingEmbedding", "CharCNN", "CharLSTM", "WordBiLSTM", "WordEmbedding"]
+__all__ = [
+    "CasingEmbedding",
+    "CharCNN",
+    "CharLSTM",
+    "LockedDropout",
+    "WordBiLSTM",
+    "WordEmbedding",
+]
 
 
 class WordEmbedding(nn.Module):
@@ -162,6 +169,29 @@ class CasingEmbedding(nn.Module):
 
     def forward(self, chars: torch.Tensor) -> torch.Tensor:
         return self.embedding(self.classes(chars))
+
+
+class LockedDropout(nn.Module):
+    """Dropout with one mask per sentence, shared by all its words: a feature dropped is dropped
+    at every time step (Gal & Ghahramani 2016's variational dropout, on the BiLSTM's inputs and
+    outputs; flair's ``LockedDropout``). A fresh mask per word, as ``nn.Dropout`` draws, lets the
+    BiLSTM read a dropped feature back from the neighbouring words.
+
+    inputs (B, T, D) -> (B, T, D); the identity outside training
+    """
+
+    def __init__(self, p: float) -> None:
+        super().__init__()
+        if not 0.0 <= p < 1.0:
+            raise ValueError(f"expected a dropout probability in [0, 1), got {p}")
+        self.p = p
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0.0:
+            return inputs
+        keep = 1.0 - self.p
+        mask = inputs.new_empty(inputs.size(0), 1, inputs.size(2)).bernoulli_(keep)  # (B, 1, D)
+        return inputs * mask.div_(keep)
 
 
 class WordBiLSTM(nn.Module):

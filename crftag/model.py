@@ -14,7 +14,14 @@ from torch.nn import functional
 from crftag.batching import Batch
 from crftag.config import ModelConfig
 from crftag.crf import CRF
-from crftag.encoder import CasingEmbedding, CharCNN, CharLSTM, WordBiLSTM, WordEmbedding
+from crftag.encoder import (
+    CasingEmbedding,
+    CharCNN,
+    CharLSTM,
+    LockedDropout,
+    WordBiLSTM,
+    WordEmbedding,
+)
 
 __all__ = ["BiLSTMCRF", "CRFTagger", "FeatureCRF"]
 
@@ -136,7 +143,9 @@ class BiLSTMCRF(CRFTagger):
             if char_symbols is None:
                 raise ValueError("expected the character vocabulary's symbols for casing_dim > 0")
             self.casing = CasingEmbedding(char_symbols, config.casing_dim)
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = (
+            LockedDropout(config.dropout) if config.locked_dropout else nn.Dropout(config.dropout)
+        )
         self.encoder = WordBiLSTM(
             config.word_dim + char_size + config.casing_dim,
             config.hidden_size,

@@ -547,12 +547,12 @@ def check_data_files(config: Config) -> None:
             raise CrftagError(f"data.{name}: {path}: {what}")
     if config.model.encoder == "features":
         _check_feature_training(config)
-        # Settings that work on the BiLSTM's states, which the features encoder does not have.
-        for name in ("document_context", "hidden_layer"):
+        # Settings that work on the BiLSTM's inputs and states, which the features encoder does
+        # not have.
+        for name in ("document_context", "hidden_layer", "locked_dropout"):
             if getattr(config.model, name):
                 raise CrftagError(
-                    f"model.{name} works on BiLSTM states; the features encoder has none: "
-                    "remove it or set model.encoder: bilstm"
+                    f"model.{name} needs the BiLSTM encoder: remove it or set model.encoder: bilstm"
                 )
     if config.model.embeddings is not None:
         if config.model.encoder == "features":

@@ -42,6 +42,24 @@ def test_wrong_type_names_key_and_type(tmp_path):
         load_config(write(tmp_path, "data:\n  dev: d\n"))
 
 
+@pytest.mark.parametrize(
+    "setting, message",
+    [
+        ("model.dropout=1.5", r"model\.dropout: expected a probability in \[0, 1\), got 1\.5"),
+        ("model.dropout=1", r"model\.dropout: expected a probability in \[0, 1\), got 1\.0"),
+        ("train.word_dropout=2", r"train\.word_dropout: expected a probability in \[0, 1\]"),
+        ("model.dropout=-0.1", r"model\.dropout: expected a value >= 0, got -0\.1"),
+    ],
+)
+def test_dropout_rates_are_probabilities(tmp_path, setting, message):
+    path = write(tmp_path, "data:\n  train: t\n")
+    with pytest.raises(CrftagError, match=message):
+        load_config(path, [setting])
+    # the edges that are allowed
+    config = load_config(path, ["model.dropout=0", "train.word_dropout=1"])
+    assert (config.model.dropout, config.train.word_dropout) == (0.0, 1.0)
+
+
 def test_overrides(tmp_path):
     path = write(tmp_path, "data:\n  train: t\n")
     config = load_config(path, ["train.lr=0.1", "model.char_encoder=lstm", "data.dev=d.conll"])

@@ -129,6 +129,9 @@ def test_feature_crf_through_the_cli(tmp_path, invoke):
         ("train.momentum=0.9", "train.momentum: 0"),
         ("train.clip_grad_norm=5", "clip_grad_norm: null"),
         ("model.embeddings=data/sentences.txt", "uses no word vectors"),
+        ("model.hidden_layer=50", "model.hidden_layer needs the BiLSTM encoder"),
+        ("model.document_context=true", "model.document_context needs the BiLSTM encoder"),
+        ("model.locked_dropout=true", "model.locked_dropout needs the BiLSTM encoder"),
     ],
 )
 def test_feature_crf_config_mistakes(tmp_path, invoke, setting, message):

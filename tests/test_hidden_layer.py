@@ -57,26 +57,3 @@ def test_without_document_context_the_layer_reads_the_states(tmp_path):
     args = ["train", "configs/sample.yaml", "-o", str(tmp_path), *TINY]
     assert cli.run([*args, "--set", "train.epochs=1"]) == 0
     assert Tagger.load(str(tmp_path)).model.hidden[0].in_features == 2 * 32
-
-
-@pytest.mark.parametrize("setting", ["model.hidden_layer=50", "model.document_context=true"])
-def test_the_feature_crf_refuses_settings_of_the_bilstm(invoke, tmp_path, setting):
-    result = invoke(
-        [
-            "train",
-            "configs/conll03_features.yaml",
-            "-o",
-            str(tmp_path),
-            "--set",
-            setting,
-            "--set",
-            "data.train=data/ner_sample.train.conll",
-            "--set",
-            "data.dev=null",
-            "--set",
-            "data.test=null",
-        ]
-    )
-    assert result.status != 0
-    assert setting.split("=")[0] in result.stderr and "Traceback" not in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1

@@ -33,7 +33,7 @@ def _at_least(minimum: int) -> dict:
 
 
 def _probability(*, one_allowed: bool) -> dict:
-    return {"probability": "[0, 1]" if one_allowed else "[0, 1)"}
+    return {"probability": {"one_allowed": one_allowed}}
 
 
 @dataclass(frozen=True)
@@ -264,8 +264,9 @@ def _check_value(value: Any, hint: Any, spec: dataclasses.Field, source: str, ke
     minimum = spec.metadata.get("minimum", None if key.endswith("_column") else 0)
     if base in (int, float) and minimum is not None and value < minimum:
         raise CrftagError(f"{source}: {key}: expected a value >= {minimum}, got {value}")
-    interval = spec.metadata.get("probability")
-    if interval is not None and not (value <= 1 if interval == "[0, 1]" else value < 1):
+    probability = spec.metadata.get("probability")
+    if probability is not None and (value > 1 or (value == 1 and not probability["one_allowed"])):
+        interval = "[0, 1]" if probability["one_allowed"] else "[0, 1)"
         raise CrftagError(f"{source}: {key}: expected a probability in {interval}, got {value}")
     return value
 

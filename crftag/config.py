@@ -108,6 +108,10 @@ class TrainConfig:
     momentum: float = 0.9  # SGD momentum
     lr_decay: float = 0.05  # SGD: lr / (1 + lr_decay * epoch), as Ma & Hovy 2016
     weight_decay: float = 0.0
+    # the word embeddings' learning rate as a multiple of train.lr: 1 fine-tunes them like every
+    # other weight, 0 keeps them as loaded; in between, the training words' vectors stay nearer
+    # the pretrained space that the added words (those training never saw) keep
+    embedding_lr_scale: float = 1.0
     clip_grad_norm: float | None = 5.0  # max gradient norm; null turns clipping off
     batch_size: int = field(default=10, metadata=_at_least(1))  # sentences per minibatch
     epochs: int = field(

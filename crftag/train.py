@@ -303,7 +303,7 @@ def fit(
         started = time.perf_counter()
         learning_rate = _learning_rate(config, epoch)
         for parameters in optimizer.param_groups:
-            parameters["lr"] = learning_rate
+            parameters["lr"] = learning_rate * parameters.get("lr_scale", 1.0)
         model.train()
         batch_order.setstate(state.batch_order_state)
         if config.model.document_context:
@@ -500,6 +500,13 @@ def _optimizer(config: Config, model: torch.nn.Module) -> torch.optim.Optimizer:
     parameters = [p for p in model.parameters() if p.requires_grad]
     if config.model.encoder == "features":
         return SparseSGD(parameters, lr=settings.lr, weight_decay=settings.weight_decay)
+    embedding = model.word_embedding.weight
+    if settings.embedding_lr_scale != 1.0 and embedding.requires_grad:
+        # The training loop sets each group's lr to the epoch's lr times its lr_scale.
+        parameters = [
+            {"params": [p for p in parameters if p is not embedding], "lr_scale": 1.0},
+            {"params": [embedding], "lr_scale": settings.embedding_lr_scale},
+        ]
     if settings.optimizer == "adam":
         kind, options = torch.optim.Adam, {"lr": settings.lr, "weight_decay": settings.weight_decay}
     else:
@@ -561,6 +568,17 @@ def check_data_files(config: Config) -> None:
                 "remove model.embeddings or set model.encoder: bilstm"
             )
         check_embeddings(config.model.embeddings, config.model.word_dim)
+    if config.train.embedding_lr_scale != 1.0:
+        if config.model.encoder == "features":
+            raise CrftagError(
+                "train.embedding_lr_scale: the features encoder has no word embeddings; "
+                "remove it or set model.encoder: bilstm"
+            )
+        if config.model.freeze_embeddings:
+            raise CrftagError(
+                "train.embedding_lr_scale: the word embeddings are frozen "
+                "(model.freeze_embeddings: true); set one or the other"
+            )
 
 
 def check_schedule(config: Config) -> None:

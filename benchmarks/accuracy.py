@@ -2,13 +2,15 @@
 model, and report per seed, mean and standard deviation.
 
     python benchmarks/accuracy.py [--seeds 1 2 3] [--configs configs/conll03.yaml ...]
-                                  [--runs runs/accuracy] [--device auto]
+                                  [--runs runs/accuracy] [--device auto] [--merge]
 
 By default: configs/conll03.yaml and configs/ud_ewt_upos.yaml with seeds 1, 2 and 3, the feature
 CRF (configs/conll03_features.yaml) with seed 1, and the CRFsuite baseline on the same split when
 python-crfsuite is installed. Writes benchmarks/results/accuracy.json and prints a Markdown table
 for the README. A run directory that already holds a finished run (metrics.json) is reused, so an
-interrupted benchmark continues where it stopped. Hours of CPU time: never part of `make test`.
+interrupted benchmark continues where it stopped; --merge keeps the JSON's entries for the configs
+not named (re-benchmarking one recipe without re-training the others). Hours of CPU time: never
+part of `make test`.
 
 The bundled models are not picked from these runs: `make models` trains configs/en-ner.yaml and
 configs/en-pos.yaml (the same recipes on train + dev) with one pre-declared seed.
@@ -104,6 +106,12 @@ def main() -> None:
     parser.add_argument("--runs", default=os.path.join(ROOT, "runs", "accuracy"))
     parser.add_argument("--device", default="auto")
     parser.add_argument("--json", default=os.path.join(HERE, "results", "accuracy.json"))
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the existing JSON's entries for configs not named in --configs (and its "
+        "CRFsuite baseline), so one recipe can be re-benchmarked without re-training the others",
+    )
     args = parser.parse_args()
     report = {
         "machine": {
@@ -113,6 +121,13 @@ def main() -> None:
         },
         "results": {},
     }
+    if args.merge and os.path.exists(args.json):
+        # Earlier entries keep their own per-seed figures; only the configs named now are re-run.
+        with open(args.json, encoding="utf-8") as handle:
+            previous = json.load(handle)
+        report["results"] = previous.get("results", {})
+        if "crfsuite_baseline" in previous:
+            report["crfsuite_baseline"] = previous["crfsuite_baseline"]
     for config in args.configs:
         seed_list = args.seeds[:1] if config in SINGLE_SEED else args.seeds
         seeds = [run(config, seed, args.runs, args.device) for seed in seed_list]

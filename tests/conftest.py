@@ -1,4 +1,6 @@
+import importlib.util
 import io
+import os
 import sys
 
 import pytest
@@ -16,6 +18,22 @@ TINY = [
     "cpu",
     "--quiet",
 ]
+
+
+BENCHMARKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+
+
+@pytest.fixture(scope="session")
+def load_benchmark():
+    """A loader of benchmarks/NAME.py as a module (the scripts are not part of the package)."""
+
+    def load(name):
+        spec = importlib.util.spec_from_file_location(name, os.path.join(BENCHMARKS, f"{name}.py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
 
 
 class Result:

@@ -1,22 +1,15 @@
 """benchmarks/unseen_entities.py: which gold entities training never saw, and scores per group."""
 
-import importlib.util
 import json
 import os
 import sys
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(os.path.dirname(HERE), "benchmarks", "unseen_entities.py")
-
 
 @pytest.fixture(scope="module")
-def unseen():
-    spec = importlib.util.spec_from_file_location("unseen_entities", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def unseen(load_benchmark):
+    return load_benchmark("unseen_entities")
 
 
 def test_entities_follow_conlleval_spans_and_keep_their_words(unseen):

@@ -17,8 +17,8 @@ import time
 import torch
 import torchcrf
 
-from crftag.crf import CRF
-from crftag.crf_kernels import compiled_kernels_available
+from crftag.crf.crf import CRF
+from crftag.crf.kernels import compiled_kernels_available
 
 SHAPES = [  # (batch, min length, max length, tags)
     (32, 5, 40, 9),
@@ -39,7 +39,7 @@ def make_inputs(batch, low, high, num_tags, seed=0):
 
 def viterbi_kernel() -> str:
     """Which CPU Viterbi this install decodes with; recorded beside every decode figure."""
-    return "compiled (crftag/_compiled.c)" if compiled_kernels_available() else "NumPy loop"
+    return "compiled (crftag/crf/_compiled.c)" if compiled_kernels_available() else "NumPy loop"
 
 
 def _seconds(function):

@@ -31,12 +31,12 @@ import time
 
 import torch
 
-from crftag.batching import bucketed_batches, collate, encode
 from crftag.checkpoint import build_model
 from crftag.config import load_config
-from crftag.conll import ColumnSpec, open_binary, read_columns
-from crftag.schemes import convert, to_spans
-from crftag.train import _optimizer, build_vocabularies, prepare_embeddings
+from crftag.data.batching import bucketed_batches, collate, encode
+from crftag.data.conll import ColumnSpec, open_binary, read_columns
+from crftag.data.schemes import convert, to_spans
+from crftag.training.run import _optimizer, build_vocabularies, prepare_embeddings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

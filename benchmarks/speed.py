@@ -34,13 +34,6 @@ sys.path.insert(0, HERE)
 
 from crf_kernels import SHAPES, bench_shape, paired_seconds, viterbi_kernel  # noqa: E402
 
-from crftag.batching import (  # noqa: E402
-    bucketed_batches,
-    collate,
-    document_batches,
-    document_groups,
-    encode,
-)
 from crftag.checkpoint import (  # noqa: E402
     BUNDLED_MODELS,
     MODELS_DIR,
@@ -49,15 +42,22 @@ from crftag.checkpoint import (  # noqa: E402
     save_model,
 )
 from crftag.config import load_config  # noqa: E402
-from crftag.conll import (  # noqa: E402
+from crftag.data.batching import (  # noqa: E402
+    bucketed_batches,
+    collate,
+    document_batches,
+    document_groups,
+    encode,
+)
+from crftag.data.conll import (  # noqa: E402
     ColumnSpec,
     document_keys,  # noqa: E402
     open_binary,
     read_columns,
 )
-from crftag.schemes import convert  # noqa: E402
-from crftag.tagger import Tagger  # noqa: E402
-from crftag.train import _optimizer, build_vocabularies, prepare_embeddings  # noqa: E402
+from crftag.data.schemes import convert  # noqa: E402
+from crftag.inference.tagger import Tagger  # noqa: E402
+from crftag.training.run import _optimizer, build_vocabularies, prepare_embeddings  # noqa: E402
 
 CONLL = os.path.join(ROOT, "..", "shared", "data", "conll2003")
 CRFTAG = [sys.executable, "-m", "crftag"]
@@ -205,7 +205,7 @@ def predict_throughput(model_path, directory):
     )
     start_up = time.perf_counter() - started
 
-    from crftag.predict import predict_files
+    from crftag.inference.streaming import predict_files
 
     tagger = Tagger.load(model_path)
     # The encoder alone on the very batches predict makes (64 sentences a chunk, by length).
@@ -301,7 +301,7 @@ def start_up(model_path, directory):
 
 LOAD_AND_TAG = (
     "import sys, time\nimport torch\nstarted = time.perf_counter()\n"
-    "from crftag.tagger import Tagger\n"
+    "from crftag.inference.tagger import Tagger\n"
     "Tagger.load(sys.argv[1]).tag([['A', 'sentence', '.']])\n"
     "print(time.perf_counter() - started)\n"
 )

@@ -6,7 +6,7 @@ An entity is *unseen* when no entity of the training file has the same label and
 (case kept). For each evaluation file this prints how many gold entities are unseen; for each
 model, precision, recall and F1 over the seen and the unseen entities apart. A predicted entity
 belongs to the group its own words and label put it in, so the two groups' counts add up to the
-overall ones. Spans are read by conlleval's rules (crftag.schemes.to_spans), as `crftag eval`
+overall ones. Spans are read by conlleval's rules (crftag.data.schemes.to_spans), as `crftag eval`
 scores them. Prints JSON to stdout.
 """
 
@@ -21,9 +21,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from crftag.conll import ColumnSpec, document_keys  # noqa: E402
-from crftag.schemes import to_spans  # noqa: E402
-from crftag.train import read_corpus  # noqa: E402
+from crftag.data.conll import ColumnSpec, document_keys  # noqa: E402
+from crftag.data.schemes import to_spans  # noqa: E402
+from crftag.training.run import read_corpus  # noqa: E402
 
 CONLL = os.path.join(ROOT, "..", "shared", "data", "conll2003")
 
@@ -76,7 +76,7 @@ def main() -> None:
     taggers = []
     if args.model:
         from crftag.checkpoint import resolve_model_path
-        from crftag.tagger import Tagger
+        from crftag.inference.tagger import Tagger
 
         taggers = [(name, Tagger.load(resolve_model_path(name))) for name in args.model]
 

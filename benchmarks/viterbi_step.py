@@ -1,4 +1,4 @@
-"""Where one step of the CPU Viterbi forward pass spends its time (crftag.crf_kernels).
+"""Where one step of the CPU Viterbi forward pass spends its time (crftag.crf.kernels).
 
 Times each NumPy call of a step at B=32 and K=9 / 18 against a plain contiguous add of the same
 number of elements, to show what is compute, what is call overhead and what is the cost of the

@@ -14,7 +14,7 @@ __all__ = ["Prediction", "Tagger", "__version__"]
 
 def __getattr__(name: str):
     if name in ("Tagger", "Prediction"):
-        from crftag import tagger
+        from crftag.inference import tagger
 
         return getattr(tagger, name)
     raise AttributeError(f"module 'crftag' has no attribute {name!r}")

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 import torch
 
 from crftag import __version__
-from crftag.batching import Vocabularies
 from crftag.config import Config
+from crftag.data.batching import Vocabularies
+from crftag.data.schemes import allowed_transitions
 from crftag.errors import CrftagError
-from crftag.model import BiLSTMCRF, CRFTagger, FeatureCRF
-from crftag.schemes import allowed_transitions
+from crftag.nn.taggers import BiLSTMCRF, CRFTagger, FeatureCRF
 
 __all__ = [
     "BUNDLED_MODELS",

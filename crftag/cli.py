@@ -122,7 +122,7 @@ def train(
     `crftag train --resume DIR` continues the run where it stopped.
     """
     from crftag.config import load_config
-    from crftag.train import train as run_training
+    from crftag.training.run import train as run_training
 
     if resume is not None:
         if config is not None or overrides or seed is not None:
@@ -168,10 +168,10 @@ def evaluate(
     ] = False,
 ) -> None:
     """Score a model on labelled files: entity P/R/F1 (seqeval) and token accuracy."""
-    from crftag.conll import document_keys
+    from crftag.data.conll import document_keys
     from crftag.evaluate import calibration, format_calibration, format_scores, score, to_json
-    from crftag.tagger import Tagger
-    from crftag.train import column_spec, read_corpus
+    from crftag.inference.tagger import Tagger
+    from crftag.training.run import column_spec, read_corpus
 
     tagger = Tagger.load(model, resolve_device(device.value))
     for path in files:
@@ -201,7 +201,7 @@ def evaluate(
 
 
 def _report_unseen_labels(path: str, gold: list, tagger) -> None:
-    from crftag.schemes import to_spans
+    from crftag.data.schemes import to_spans
 
     if tagger.spans:
         known = {tag.split("-", 1)[-1] for tag in tagger.loaded.vocabularies.tags.symbols}
@@ -268,14 +268,14 @@ def predict(
     ] = 1,
 ) -> None:
     """Tag sentences from files or stdin; one record per input sentence, in order, on stdout."""
-    from crftag.predict import predict_files
-    from crftag.tagger import Tagger
+    from crftag.inference.streaming import predict_files
+    from crftag.inference.tagger import Tagger
 
     shard_of = _parse_shard(shard) if shard else (0, 1)
     if jobs > 1:
         if shard is not None:
             raise CrftagError("--jobs and --shard do not combine; run one or the other")
-        from crftag.parallel import predict_in_processes
+        from crftag.inference.parallel import predict_in_processes
 
         options = [
             "-m", model, "--input-format", input_format.value,
@@ -357,7 +357,7 @@ def merge(
     ] = 64,
 ) -> None:
     """Merge the outputs of `crftag predict --shard I/N` back into input order."""
-    from crftag.predict import merge_shards
+    from crftag.inference.streaming import merge_shards
 
     for path in files:
         if not os.path.isfile(path):

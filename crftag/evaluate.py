@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from crftag.schemes import convert, is_span_tagset, to_spans
+from crftag.data.schemes import convert, is_span_tagset, to_spans
 
 __all__ = ["calibration", "format_calibration", "format_scores", "score"]
 

@@ -11,7 +11,7 @@ import sys
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crftag.conll import ColumnSpec, read_columns
+from crftag.data.conll import ColumnSpec, read_columns
 from crftag.errors import CrftagError
 
 BAD_FILES = {

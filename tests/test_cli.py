@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from crftag.tokenize import tokenize
+from crftag.data.tokenize import tokenize
 
 
 def test_train_writes_one_self_contained_checkpoint(sample_model):
@@ -222,8 +222,8 @@ def test_eval_calibration_prints_table_and_ece(invoke, sample_model):
 
 def test_constrained_decoding_never_outputs_a_malformed_span(sample_model):
     from crftag import Tagger
-    from crftag.conll import ColumnSpec, read_columns
-    from crftag.schemes import convert
+    from crftag.data.conll import ColumnSpec, read_columns
+    from crftag.data.schemes import convert
 
     tagger = Tagger.load(str(sample_model))
     with open("data/ner_sample.test.conll", "rb") as stream:

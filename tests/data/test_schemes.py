@@ -2,9 +2,9 @@
 
 import pytest
 
-from crftag.conll import ColumnSpec, read_columns
+from crftag.data.conll import ColumnSpec, read_columns
+from crftag.data.schemes import Span, allowed_transitions, convert, detect_scheme, to_spans
 from crftag.evaluate import score
-from crftag.schemes import Span, allowed_transitions, convert, detect_scheme, to_spans
 
 IOB1 = ["I-PER", "I-PER", "B-PER", "O", "I-LOC", "I-ORG", "I-ORG"]
 IOB2 = ["B-PER", "I-PER", "B-PER", "O", "B-LOC", "B-ORG", "I-ORG"]
@@ -41,7 +41,7 @@ def test_malformed_sequences_read_like_conlleval():
 
 
 def test_iob1_file_scores_as_conlleval_by_hand():
-    """tests/data/conlleval_iob1.txt: gold is column 4, prediction column 5, both IOB1.
+    """tests/fixtures/conlleval_iob1.txt: gold is column 4, prediction column 5, both IOB1.
 
     Worked out by hand with conlleval's rules:
       gold chunks: ORG U.N.; PER Ekeus; LOC Baghdad; PER Peter; PER Paul; PER Mary;
@@ -55,9 +55,9 @@ def test_iob1_file_scores_as_conlleval_by_hand():
       Paul wrong (gold B-PER, predicted I-PER); Times wrong; Mary right (B-PER in both)
       -> 14/17 = 82.35.
     """
-    with open("tests/data/conlleval_iob1.txt", "rb") as stream:
+    with open("tests/fixtures/conlleval_iob1.txt", "rb") as stream:
         gold = list(read_columns(stream, "x", ColumnSpec("conll", 0, 3)))
-    with open("tests/data/conlleval_iob1.txt", "rb") as stream:
+    with open("tests/fixtures/conlleval_iob1.txt", "rb") as stream:
         predicted = list(read_columns(stream, "x", ColumnSpec("conll", 0, 4)))
     result = score([s.tags for s in gold], [s.tags for s in predicted], spans=True)
     micro = result["entities"]["micro"]

@@ -2,7 +2,7 @@
 
 :class:`BiLSTMCRF` encodes words with embeddings, a character encoder and a BiLSTM;
 :class:`FeatureCRF` is the classic linear-chain CRF whose emissions are sums of weights of sparse
-hashed token features (:mod:`crftag.features`). Both share loss and decoding (:class:`CRFTagger`).
+hashed token features (:mod:`crftag.data.features`). Both share loss and decoding (:class:`CRFTagger`).
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import torch
 from torch import nn
 from torch.nn import functional
 
-from crftag.batching import Batch
 from crftag.config import ModelConfig
-from crftag.crf import CRF
-from crftag.encoder import (
+from crftag.crf.crf import CRF
+from crftag.data.batching import Batch
+from crftag.nn.encoders import (
     CasingEmbedding,
     CharCNN,
     CharLSTM,
@@ -85,7 +85,7 @@ class _SparseRowSum(torch.autograd.Function):
     """rows (N, F) long, weights (V, K) -> (N, K): each output row the sum of F weight rows.
 
     The gradient of the weights is returned sparse (only the rows used), so neither the backward
-    pass nor the update touches the whole (V, K) matrix; see :class:`crftag.optim.SparseSGD`.
+    pass nor the update touches the whole (V, K) matrix; see :class:`crftag.training.optimizers.SparseSGD`.
     """
 
     @staticmethod

@@ -9,16 +9,16 @@ import pytest
 import torch
 
 from crftag import cli
-from crftag.batching import (
+from crftag.data.batching import (
     MAX_DOCUMENT_SENTENCES,
     Vocabularies,
     document_batches,
     document_groups,
 )
-from crftag.conll import ColumnSpec, document_keys, read_columns
-from crftag.model import _group_means
-from crftag.tagger import Tagger
-from crftag.vocab import Vocabulary
+from crftag.data.conll import ColumnSpec, document_keys, read_columns
+from crftag.data.vocab import Vocabulary
+from crftag.inference.tagger import Tagger
+from crftag.nn.taggers import _group_means
 
 TINY = ["--set", "train.epochs=3", "--set", "model.hidden_size=32", "--set", "model.word_dim=32"]
 TINY += ["--device", "cpu", "--quiet"]
@@ -131,7 +131,7 @@ def test_a_sentence_depends_on_its_document_only(document_model):
     tagger, _ = document_model
     model = tagger.model.eval()
     vocabularies = tagger.loaded.vocabularies
-    from crftag.batching import encode_batch
+    from crftag.data.batching import encode_batch
 
     def emissions(sentences, documents):
         batch = encode_batch(sentences, vocabularies)

@@ -5,7 +5,7 @@ import gzip
 import pytest
 import torch
 
-from crftag.embeddings import check_embeddings, read_embeddings
+from crftag.data.vectors import check_embeddings, read_embeddings
 from crftag.errors import CrftagError
 
 GLOVE = "the 0.1 0.2 0.3\nberlin 1 2 3\nnew york -1 -2 -3.5e-1\n"

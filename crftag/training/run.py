@@ -23,15 +23,6 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
-from crftag.averaging import WeightAverage
-from crftag.batching import (
-    Vocabularies,
-    bucketed_batches,
-    collate,
-    document_batches,
-    document_groups,
-    encode,
-)
 from crftag.checkpoint import (
     FILE_NAME,
     FORMAT_VERSION,
@@ -42,7 +33,15 @@ from crftag.checkpoint import (
     write_atomically,
 )
 from crftag.config import Config
-from crftag.conll import (
+from crftag.data.batching import (
+    Vocabularies,
+    bucketed_batches,
+    collate,
+    document_batches,
+    document_groups,
+    encode,
+)
+from crftag.data.conll import (
     ColumnSpec,
     Sentence,
     detect_format,
@@ -50,15 +49,16 @@ from crftag.conll import (
     open_binary,
     read_columns,
 )
-from crftag.distributed import Group, join, leave
-from crftag.embeddings import Embeddings, check_embeddings, read_embeddings
+from crftag.data.schemes import convert, detect_scheme, is_span_tagset
+from crftag.data.vectors import Embeddings, check_embeddings, read_embeddings
+from crftag.data.vocab import Vocabulary
 from crftag.errors import CrftagError, TrainingInterrupted
 from crftag.evaluate import score
-from crftag.model import BiLSTMCRF
-from crftag.optim import SparseSGD
-from crftag.schemes import convert, detect_scheme, is_span_tagset
-from crftag.tagger import Tagger
-from crftag.vocab import Vocabulary
+from crftag.inference.tagger import Tagger
+from crftag.nn.taggers import BiLSTMCRF
+from crftag.training.averaging import WeightAverage
+from crftag.training.distributed import Group, join, leave
+from crftag.training.optimizers import SparseSGD
 
 __all__ = ["EpochResult", "TrainingInterrupted", "column_spec", "fit", "read_corpus", "train"]
 
@@ -592,7 +592,7 @@ def check_schedule(config: Config) -> None:
 
 
 def _check_feature_training(config: Config) -> None:
-    """The feature CRF's sparse gradients take plain SGD with exact L2 (crftag.optim.SparseSGD)."""
+    """The feature CRF's sparse gradients take plain SGD with exact L2 (crftag.training.optimizers.SparseSGD)."""
     settings = config.train
     if settings.optimizer != "sgd" or settings.momentum:
         raise CrftagError(

@@ -1,6 +1,6 @@
 import pytest
 
-from crftag.tokenize import tokenize
+from crftag.data.tokenize import tokenize
 
 
 @pytest.mark.parametrize(

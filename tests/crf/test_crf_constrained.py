@@ -6,9 +6,9 @@ import itertools
 import pytest
 import torch
 
-from crftag.confidence import span_confidences
-from crftag.crf import CRF
-from crftag.schemes import Span, allowed_transitions, to_spans
+from crftag.crf.crf import CRF
+from crftag.data.schemes import Span, allowed_transitions, to_spans
+from crftag.inference.confidence import span_confidences
 
 LABELS = {
     "bioes": ["O", "B-A", "I-A", "E-A", "S-A"],
@@ -81,7 +81,7 @@ def test_constrained_crf_sums_and_maximises_over_allowed_paths_only(scheme, seed
 
 
 def _well_formed(path, labels, scheme):
-    from crftag.schemes import convert
+    from crftag.data.schemes import convert
 
     tags = [labels[i] for i in path]
     return convert(tags, scheme) == tags
@@ -157,7 +157,7 @@ def test_nbest_first_is_viterbi():
 def test_span_confidence_equals_the_constrained_partition(scheme):
     """The shared-pass formula against the direct definition: a constrained forward pass with
     the span's tags fixed (span_allowed_tags), on longer random sentences."""
-    from crftag.confidence import span_allowed_tags
+    from crftag.inference.confidence import span_allowed_tags
 
     labels = LABELS[scheme]
     tag_index = {tag: i for i, tag in enumerate(labels)}

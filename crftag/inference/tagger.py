@@ -16,17 +16,17 @@ from dataclasses import dataclass, field
 
 import torch
 
-from crftag.batching import (
+from crftag.checkpoint import LoadedModel, load_model
+from crftag.data.batching import (
     Batch,
     bucketed_batches,
     document_batches,
     document_groups,
     encode_batch,
 )
-from crftag.checkpoint import LoadedModel, load_model
-from crftag.confidence import span_confidences
-from crftag.schemes import Span, convert, from_spans, to_spans
-from crftag.tokenize import tokenize
+from crftag.data.schemes import Span, convert, from_spans, to_spans
+from crftag.data.tokenize import tokenize
+from crftag.inference.confidence import span_confidences
 
 __all__ = ["Prediction", "Tagger"]
 

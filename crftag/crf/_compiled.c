@@ -1,4 +1,4 @@
-/* Compiled CPU kernels for crftag.crf_kernels (module crftag._compiled): Viterbi decoding and the
+/* Compiled CPU kernels for crftag.crf.kernels (module crftag.crf._compiled): Viterbi decoding and the
  * scaled forward-backward of a padded batch.
  *
  * Written by hand because a NumPy or torch step is a few calls of a few microseconds each over
@@ -380,7 +380,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_compiled", "Compiled CPU CRF kernels for crftag.crf_kernels.", -1,
+    PyModuleDef_HEAD_INIT, "_compiled", "Compiled CPU CRF kernels for crftag.crf.kernels.", -1,
     methods,
 };
 

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from crftag.encoder import WordEmbedding
+from crftag.nn.encoders import WordEmbedding
 
 ROWS, DIM, TRAINED = 12, 4, 7
 

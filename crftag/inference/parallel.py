@@ -10,7 +10,7 @@ import sys
 import tempfile
 from typing import TextIO
 
-from crftag.predict import merge_shards
+from crftag.inference.streaming import merge_shards
 
 __all__ = ["predict_in_processes"]
 

@@ -8,11 +8,11 @@ import torch
 from torch.nn import functional
 
 from crftag import cli
-from crftag.batching import Batch
-from crftag.encoder import CasingEmbedding
-from crftag.features import NUM_FEATURES, OFFSETS, TEMPLATES, FeatureHasher, token_values
-from crftag.model import FeatureCRF, _SparseRowSum
-from crftag.optim import SparseSGD
+from crftag.data.batching import Batch
+from crftag.data.features import NUM_FEATURES, OFFSETS, TEMPLATES, FeatureHasher, token_values
+from crftag.nn.encoders import CasingEmbedding
+from crftag.nn.taggers import FeatureCRF, _SparseRowSum
+from crftag.training.optimizers import SparseSGD
 
 
 def test_token_values_follow_the_templates():

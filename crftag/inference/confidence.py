@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
-from crftag.crf import CRF
-from crftag.schemes import Span, span_pattern
+from crftag.crf.crf import CRF
+from crftag.data.schemes import Span, span_pattern
 
 __all__ = ["span_allowed_tags", "span_confidences"]
 

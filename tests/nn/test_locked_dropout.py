@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from crftag import cli
-from crftag.encoder import LockedDropout
-from crftag.tagger import Tagger
+from crftag.inference.tagger import Tagger
+from crftag.nn.encoders import LockedDropout
 
 
 def test_one_mask_per_sentence_and_feature():

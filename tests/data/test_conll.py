@@ -4,7 +4,7 @@ import io
 
 import pytest
 
-from crftag.conll import ColumnSpec, detect_format, format_conll_block, read_columns
+from crftag.data.conll import ColumnSpec, detect_format, format_conll_block, read_columns
 from crftag.errors import CrftagError
 
 

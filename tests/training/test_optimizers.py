@@ -3,7 +3,7 @@
 import torch
 
 from crftag import cli
-from crftag.tagger import Tagger
+from crftag.inference.tagger import Tagger
 
 TINY = ["--set", "train.epochs=1", "--set", "model.hidden_size=16", "--set", "model.word_dim=16"]
 TINY += ["--device", "cpu", "--quiet", "--seed", "3"]

@@ -3,7 +3,7 @@
 import torch
 
 from crftag import cli
-from crftag.averaging import WeightAverage
+from crftag.training.averaging import WeightAverage
 
 FAST = ["--set", "model.hidden_size=16", "--set", "model.word_dim=16", "--quiet", "--device", "cpu"]
 

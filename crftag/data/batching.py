@@ -15,8 +15,8 @@ from itertools import chain
 import numpy as np
 import torch
 
-from crftag.features import FeatureHasher
-from crftag.vocab import Vocabulary, normalize_word
+from crftag.data.features import FeatureHasher
+from crftag.data.vocab import Vocabulary, normalize_word
 
 __all__ = [
     "Batch",

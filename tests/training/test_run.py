@@ -6,7 +6,7 @@ from collections import Counter
 import torch
 
 from crftag import cli
-from crftag.vocab import PAD, UNK, Vocabulary, normalize_word
+from crftag.data.vocab import PAD, UNK, Vocabulary, normalize_word
 
 FAST = ["--set", "model.hidden_size=16", "--set", "model.word_dim=16", "--quiet", "--device", "cpu"]
 
@@ -48,7 +48,7 @@ def test_casing_embedding_trains_and_reloads(tmp_path):
     assert cli.run([*args, "--set", "model.casing_dim=4", *FAST]) == 0
     state = torch.load(tmp_path / "model.pt", weights_only=True)
     assert state["state_dict"]["casing.embedding.weight"].shape == (8, 4)
-    from crftag.tagger import Tagger
+    from crftag.inference.tagger import Tagger
 
     tags = Tagger.load(str(tmp_path)).tag([["Anna", "visited", "PARIS", "in", "1990", "."]])
     assert len(tags[0]) == 6

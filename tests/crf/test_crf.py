@@ -9,7 +9,7 @@ import warnings
 import pytest
 import torch
 
-from crftag.crf import CRF
+from crftag.crf.crf import CRF
 
 
 @pytest.fixture(autouse=True)
@@ -24,7 +24,7 @@ def float64():
 def skip_unless_compiled() -> None:
     """Skip a test of the compiled kernels where the install could not build them, unless
     CRFTAG_REQUIRE_COMPILED is set (CI sets it), where their absence is a failure."""
-    from crftag import crf_kernels
+    from crftag.crf import kernels as crf_kernels
 
     if crf_kernels.compiled_kernels_available():
         return
@@ -38,7 +38,7 @@ def recursion_steps(request, monkeypatch):
     """Run a test with the compiled forward-backward (crftag/_compiled.c; skipped where it was
     not built), with the scaled recursions' NumPy steps (CPU without it) and with their torch
     steps (the ones any other device takes)."""
-    from crftag import crf_kernels
+    from crftag.crf import kernels as crf_kernels
 
     if request.param == "compiled":
         skip_unless_compiled()
@@ -115,7 +115,7 @@ def test_score_equals_hand_computed_path_score(num_tags, seed):
 def use_viterbi(implementation: str, monkeypatch) -> None:
     """Make CPU decoding run one implementation: "compiled" (crftag/_compiled.c, skipped where it
     was not built), "numpy" (the fallback loop) or "torch" (the path other devices take)."""
-    from crftag import crf_kernels
+    from crftag.crf import kernels as crf_kernels
 
     if implementation == "compiled":
         skip_unless_compiled()
@@ -198,7 +198,7 @@ def random_kernel_case(generator, limits, dtype):
 def test_compiled_viterbi_is_bit_identical_to_the_numpy_loop(dtype):
     """The C kernel follows the NumPy loop's floating-point order and tie rule (lowest index),
     so paths and scores agree exactly, on ties, forbidden (-inf) moves and inf padding too."""
-    from crftag import crf_kernels
+    from crftag.crf import kernels as crf_kernels
 
     skip_unless_compiled()
     generator = torch.Generator().manual_seed(5)
@@ -220,7 +220,7 @@ def test_compiled_viterbi_is_bit_identical_to_the_numpy_loop(dtype):
 def log_partition_and_gradients(emissions, mask, moves, compiled, monkeypatch):
     """log Z and the gradients of a weighted sum of it, by the compiled kernel or by the
     NumPy-stepped recursions."""
-    from crftag import crf_kernels
+    from crftag.crf import kernels as crf_kernels
 
     with monkeypatch.context() as patch:
         if not compiled:

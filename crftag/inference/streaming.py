@@ -9,8 +9,8 @@ from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
-from crftag.batching import MAX_DOCUMENT_SENTENCES
-from crftag.conll import (
+from crftag.data.batching import MAX_DOCUMENT_SENTENCES
+from crftag.data.conll import (
     ColumnSpec,
     Sentence,
     document_key,
@@ -20,9 +20,9 @@ from crftag.conll import (
     read_lines,
     source_name,
 )
+from crftag.data.tokenize import tokenize
 from crftag.errors import CrftagError
-from crftag.tagger import Prediction, Tagger
-from crftag.tokenize import tokenize
+from crftag.inference.tagger import Prediction, Tagger
 
 __all__ = ["INPUT_FORMATS", "OUTPUT_FORMATS", "predict_files", "read_sentences"]
 

@@ -13,12 +13,12 @@ scale factors, summed in log space, give log Z. A transition more than about 87 
 the largest one underflows to 0 in ``exp``; learned transitions stay far inside that range, and
 forbidden ones are exactly 0, as they should be.
 
-On the CPU, where the optional C extension built (``crftag/_compiled.c``, see setup.py), both
+On the CPU, where the optional C extension built (``crftag/crf/_compiled.c``, see setup.py), both
 algorithms run there instead: the same recursions with no per-call overhead, Viterbi with
 bit-identical results, the forward-backward to float rounding. The loops here remain for other
 devices and dtypes and for installs without a C compiler.
 
-Shapes as in :mod:`crftag.crf`: emissions (B, T, K), mask (B, T) bool prefix, K tags.
+Shapes as in :mod:`crftag.crf.crf`: emissions (B, T, K), mask (B, T) bool prefix, K tags.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import itertools
 import numpy as np
 import torch
 
-try:  # the compiled CPU kernels (crftag/_compiled.c), built by setup.py where a compiler exists
-    from crftag import _compiled
+try:  # the compiled CPU kernels (crftag/crf/_compiled.c), built by setup.py where a compiler exists
+    from crftag.crf import _compiled
 except ImportError:  # pragma: no cover - depends on the install
     _compiled = None
 
@@ -372,7 +372,7 @@ def _host_array(tensor: torch.Tensor, dtype: torch.dtype) -> np.ndarray:
 
 
 def compiled_kernels_available() -> bool:
-    """Whether the CPU runs the compiled kernels (crftag/_compiled.c) rather than NumPy loops."""
+    """Whether the CPU runs the compiled kernels (crftag/crf/_compiled.c) rather than NumPy loops."""
     return _compiled is not None
 
 

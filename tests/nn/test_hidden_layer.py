@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from crftag import cli
-from crftag.conll import ColumnSpec, document_keys, read_columns
-from crftag.tagger import Tagger
+from crftag.data.conll import ColumnSpec, document_keys, read_columns
+from crftag.inference.tagger import Tagger
 
 TINY = ["--set", "train.epochs=3", "--set", "model.hidden_size=32", "--set", "model.word_dim=32"]
 TINY += ["--set", "model.hidden_layer=16", "--device", "cpu", "--quiet", "--seed", "4"]

@@ -19,7 +19,7 @@ Transitions that can never occur (for example ``O -> I-PER`` in IOB2) are given 
 ``allowed`` buffer and applied as ``-inf`` in one place, :meth:`CRF.potentials`; there are no
 START/STOP pseudo-tags and no -10000 sentinels.
 
-The hot paths (log Z with its gradient, marginals, Viterbi) run in :mod:`crftag.crf_kernels`;
+The hot paths (log Z with its gradient, marginals, Viterbi) run in :mod:`crftag.crf.kernels`;
 n-best, constrained partitions and the log-space alphas and betas are here.
 """
 
@@ -28,7 +28,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from crftag import crf_kernels as kernels
+from crftag.crf import kernels
 
 __all__ = ["CRF"]
 

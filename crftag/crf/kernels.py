@@ -372,7 +372,7 @@ def _host_array(tensor: torch.Tensor, dtype: torch.dtype) -> np.ndarray:
 
 
 def compiled_kernels_available() -> bool:
-    """Whether the CPU runs the compiled kernels (crftag/crf/_compiled.c) rather than NumPy loops."""
+    """Whether the CPU runs the compiled kernels (crftag/crf/_compiled.c), not NumPy loops."""
     return _compiled is not None
 
 

@@ -2,7 +2,8 @@
 
 :class:`BiLSTMCRF` encodes words with embeddings, a character encoder and a BiLSTM;
 :class:`FeatureCRF` is the classic linear-chain CRF whose emissions are sums of weights of sparse
-hashed token features (:mod:`crftag.data.features`). Both share loss and decoding (:class:`CRFTagger`).
+hashed token features (:mod:`crftag.data.features`). Both share loss and decoding
+(:class:`CRFTagger`).
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ class _SparseRowSum(torch.autograd.Function):
     """rows (N, F) long, weights (V, K) -> (N, K): each output row the sum of F weight rows.
 
     The gradient of the weights is returned sparse (only the rows used), so neither the backward
-    pass nor the update touches the whole (V, K) matrix; see :class:`crftag.training.optimizers.SparseSGD`.
+    pass nor the update touches the whole (V, K) matrix; see
+    :class:`crftag.training.optimizers.SparseSGD`.
     """
 
     @staticmethod

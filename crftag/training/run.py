@@ -592,7 +592,8 @@ def check_schedule(config: Config) -> None:
 
 
 def _check_feature_training(config: Config) -> None:
-    """The feature CRF's sparse gradients take plain SGD with exact L2 (crftag.training.optimizers.SparseSGD)."""
+    """The feature CRF's sparse gradients take plain SGD with exact L2 (see
+    crftag.training.optimizers.SparseSGD)."""
     settings = config.train
     if settings.optimizer != "sgd" or settings.momentum:
         raise CrftagError(

@@ -25,10 +25,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from crftag.data.conll import ColumnSpec  # noqa: E402
+from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
 from crftag.data.schemes import convert  # noqa: E402
 from crftag.evaluate import score  # noqa: E402
-from crftag.training.run import read_corpus  # noqa: E402
 
 CONLL = os.path.join(ROOT, "..", "shared", "data", "conll2003")
 

@@ -21,9 +21,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from crftag.data.conll import ColumnSpec, document_keys  # noqa: E402
+from crftag.data.conll import (  # noqa: E402
+    ColumnSpec,
+    document_keys,
+    read_corpus,  # noqa: E402
+)
 from crftag.data.schemes import to_spans  # noqa: E402
-from crftag.training.run import read_corpus  # noqa: E402
 
 CONLL = os.path.join(ROOT, "..", "shared", "data", "conll2003")
 

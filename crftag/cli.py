@@ -168,14 +168,13 @@ def evaluate(
     ] = False,
 ) -> None:
     """Score a model on labelled files: entity P/R/F1 (seqeval) and token accuracy."""
-    from crftag.data.conll import document_keys
+    from crftag.data.conll import document_keys, read_corpus
     from crftag.evaluate import calibration, format_calibration, format_scores, score, to_json
     from crftag.inference.tagger import Tagger
-    from crftag.training.run import column_spec, read_corpus
 
     tagger = Tagger.load(model, resolve_device(device.value))
     for path in files:
-        gold = read_corpus(path, column_spec(tagger.loaded.config, path))
+        gold = read_corpus(path, tagger.loaded.config.data.column_spec(path))
         gold_tags = [s.tags for s in gold]
         documents = document_keys(gold)
         calibrated = with_calibration and tagger.spans

@@ -19,9 +19,29 @@ from typing import Any
 
 import yaml
 
+from crftag.data.conll import ColumnSpec, detect_format
 from crftag.errors import CrftagError
 
-__all__ = ["Config", "DataConfig", "ModelConfig", "TrainConfig", "VocabConfig", "load_config"]
+__all__ = [
+    "FILE_FORMATS",
+    "INPUT_FORMATS",
+    "OUTPUT_FORMATS",
+    "SPAN_SCHEMES",
+    "TRAIN_SCHEMES",
+    "Config",
+    "DataConfig",
+    "ModelConfig",
+    "TrainConfig",
+    "VocabConfig",
+    "load_config",
+]
+
+# The one list of each enumeration; the CLI's choices and the config's are built from these.
+FILE_FORMATS = ("conll", "conllu")  # labelled column files
+INPUT_FORMATS = ("text", "tokens", *FILE_FORMATS)  # what predict reads
+OUTPUT_FORMATS = ("conll", "jsonl")  # what predict writes
+SPAN_SCHEMES = ("iob1", "iob2", "bioes")  # tag schemes of entity spans; "none" is one tag a token
+TRAIN_SCHEMES = ("bioes", "iob2")  # schemes a model can be trained in
 
 
 def _choice(*options: str) -> dict:
@@ -43,14 +63,19 @@ class DataConfig:
     train: str | list[str]
     dev: str | None = None  # development file: model selection and early stopping
     test: str | None = None  # test file, scored once with the best model at the end
-    format: str = field(default="auto", metadata=_choice("auto", "conll", "conllu"))
+    format: str = field(default="auto", metadata=_choice("auto", *FILE_FORMATS))
     word_column: int | None = None  # 0-based; default first column (CoNLL), FORM (CoNLL-U)
     tag_column: int | None = None  # 0-based, may be negative; default last column (CoNLL), UPOS
     tag_scheme: str = field(  # scheme of the files' tags; auto detects it from the training file
-        default="auto", metadata=_choice("auto", "iob1", "iob2", "bioes", "none")
+        default="auto", metadata=_choice("auto", *SPAN_SCHEMES, "none")
     )
     # scheme the model is trained in; predictions are always written in IOB2
-    train_scheme: str = field(default="bioes", metadata=_choice("bioes", "iob2"))
+    train_scheme: str = field(default="bioes", metadata=_choice(*TRAIN_SCHEMES))
+
+    def column_spec(self, path: str) -> ColumnSpec:
+        """How to read ``path`` under these column settings (``format: auto`` looks at it)."""
+        file_format = self.format if self.format != "auto" else detect_format(path)
+        return ColumnSpec.for_format(file_format, self.word_column, self.tag_column)
 
 
 @dataclass(frozen=True)
@@ -106,7 +131,7 @@ class TrainConfig:
     optimizer: str = field(default="sgd", metadata=_choice("sgd", "adam"))
     lr: float = 0.015  # initial learning rate
     momentum: float = 0.9  # SGD momentum
-    lr_decay: float = 0.05  # SGD: lr / (1 + lr_decay * epoch), as Ma & Hovy 2016
+    lr_decay: float = 0.05  # SGD: lr / (1 + lr_decay * (epoch - 1)), epochs from 1; Ma & Hovy 2016
     weight_decay: float = 0.0
     # the word embeddings' learning rate as a multiple of train.lr: 1 fine-tunes them like every
     # other weight, 0 keeps them as loaded; in between, the training words' vectors stay nearer

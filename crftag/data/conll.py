@@ -26,6 +26,7 @@ __all__ = [
     "format_conll_block",
     "open_binary",
     "read_columns",
+    "read_corpus",
     "read_lines",
     "source_name",
 ]
@@ -166,6 +167,15 @@ def detect_format(path: str) -> str:
                     "conllu" if len(fields) == CONLLU_COLUMNS and fields[0].isdigit() else "conll"
                 )
     return "conll"
+
+
+def read_corpus(path: str, spec: ColumnSpec) -> list[Sentence]:
+    """All labelled sentences of a file; an empty file is an error."""
+    with open_binary(path) as stream:
+        sentences = list(read_columns(stream, path, spec))
+    if not sentences:
+        raise CrftagError(f"{path}: no sentences found (empty file, or only -DOCSTART- lines?)")
+    return sentences
 
 
 def read_columns(

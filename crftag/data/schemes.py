@@ -14,7 +14,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 __all__ = [
-    "SCHEMES",
     "Span",
     "allowed_transitions",
     "convert",
@@ -25,7 +24,6 @@ __all__ = [
     "to_spans",
 ]
 
-SCHEMES = ("iob1", "iob2", "bioes", "none")
 _SPAN_TAG = re.compile(r"^([BIES])-(.+)$")
 
 

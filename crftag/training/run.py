@@ -42,12 +42,11 @@ from crftag.data.batching import (
     encode,
 )
 from crftag.data.conll import (
-    ColumnSpec,
     Sentence,
-    detect_format,
     document_keys,
     open_binary,
     read_columns,
+    read_corpus,
 )
 from crftag.data.schemes import convert, detect_scheme, is_span_tagset
 from crftag.data.vectors import Embeddings, check_embeddings, read_embeddings
@@ -60,7 +59,7 @@ from crftag.training.averaging import WeightAverage
 from crftag.training.distributed import Group, join, leave
 from crftag.training.optimizers import SparseSGD
 
-__all__ = ["EpochResult", "TrainingInterrupted", "column_spec", "fit", "read_corpus", "train"]
+__all__ = ["EpochResult", "TrainingInterrupted", "fit", "train"]
 
 RESUME_FILE = "resume.pt"
 
@@ -77,21 +76,6 @@ class EpochResult:
     averaged: bool = False  # dev score and saved model are the weight average (train.average_from)
 
 
-def column_spec(config: Config, path: str) -> ColumnSpec:
-    """How to read ``path`` under the config's column settings."""
-    file_format = config.data.format if config.data.format != "auto" else detect_format(path)
-    return ColumnSpec.for_format(file_format, config.data.word_column, config.data.tag_column)
-
-
-def read_corpus(path: str, spec: ColumnSpec) -> list[Sentence]:
-    """All labelled sentences of a file; an empty file is an error."""
-    with open_binary(path) as stream:
-        sentences = list(read_columns(stream, path, spec))
-    if not sentences:
-        raise CrftagError(f"{path}: no sentences found (empty file, or only -DOCSTART- lines?)")
-    return sentences
-
-
 def training_files(config: Config) -> list[str]:
     """``data.train`` as a list: one file, or several read one after the other."""
     train = config.data.train
@@ -100,7 +84,9 @@ def training_files(config: Config) -> list[str]:
 
 def read_training_files(config: Config) -> list[tuple[str, list[Sentence]]]:
     """(path, its sentences) for each training file, in order."""
-    return [(path, read_corpus(path, column_spec(config, path))) for path in training_files(config)]
+    return [
+        (path, read_corpus(path, config.data.column_spec(path))) for path in training_files(config)
+    ]
 
 
 def _resolve_schemes(config: Config, files: list[tuple[str, list[Sentence]]]) -> tuple[str, str]:
@@ -130,7 +116,7 @@ def _line_of_tag(config: Config, path: str, tag: str) -> int:
     """The line of ``tag``'s first occurrence in ``path`` (read again, keeping the lines: only
     an error message needs it)."""
     with open_binary(path) as stream:
-        for sentence in read_columns(stream, path, column_spec(config, path), keep_raw=True):
+        for sentence in read_columns(stream, path, config.data.column_spec(path), keep_raw=True):
             if tag in sentence.tags:
                 return sentence.line + sentence.token_rows[sentence.tags.index(tag)]
     raise AssertionError(f"{tag!r} not found again in {path}")
@@ -223,7 +209,7 @@ def fit(
         for key in document_keys(file_sentences, number)
     ]
     dev_sentences = (
-        read_corpus(config.data.dev, column_spec(config, config.data.dev))
+        read_corpus(config.data.dev, config.data.column_spec(config.data.dev))
         if config.data.dev
         else []
     )
@@ -713,7 +699,7 @@ def _train_and_report(
         return metrics
     if config.data.test:
         tagger = Tagger.load(output_dir, device)
-        test = read_corpus(config.data.test, column_spec(config, config.data.test))
+        test = read_corpus(config.data.test, config.data.column_spec(config.data.test))
         predicted = tagger.tag([s.tokens for s in test], documents=document_keys(test))
         test_scores = score([s.tags for s in test], predicted, spans=tagger.spans)
         metrics["test"] = _headline(test_scores)

@@ -23,6 +23,7 @@ __all__ = [
     "Encoded",
     "Vocabularies",
     "bucketed_batches",
+    "build_batch",
     "collate",
     "document_batches",
     "document_groups",
@@ -251,6 +252,27 @@ def encode_batch(sentences: Sequence[Sequence[str]], vocabularies: Vocabularies)
         lengths=lengths_tensor,
         tags=None,
     )
+
+
+def build_batch(
+    sentences: Sequence[Sequence[str]],
+    vocabularies: Vocabularies,
+    *,
+    encoded: Sequence[Encoded] | None = None,
+    documents: Sequence[Hashable] | None = None,
+) -> Batch:
+    """The one way a batch is made, for training, evaluation and predict alike.
+
+    sentences  the batch's token lists (each at least one token)
+    encoded    their :func:`encode` rows when already made (training, with tags); else the
+               sentences are encoded here, unlabelled
+    documents  one key per sentence, equal within a document: given, ``batch.groups`` is filled
+               for a model with document context (:func:`document_groups`)
+    """
+    batch = collate(encoded) if encoded is not None else encode_batch(sentences, vocabularies)
+    if documents is not None:
+        batch.groups = document_groups(sentences, documents, vocabularies)
+    return batch
 
 
 def document_groups(

@@ -20,9 +20,8 @@ from crftag.checkpoint import LoadedModel, load_model
 from crftag.data.batching import (
     Batch,
     bucketed_batches,
+    build_batch,
     document_batches,
-    document_groups,
-    encode_batch,
 )
 from crftag.data.schemes import Span, convert, from_spans, to_spans
 from crftag.data.tokenize import tokenize
@@ -151,13 +150,10 @@ class Tagger:
             order = bucketed_batches([len(sentences[i]) for i in non_empty], batch_size)
         for rows in order:
             indices = [non_empty[row] for row in rows]
-            batch = encode_batch([sentences[i] for i in indices], vocabularies)
+            groups = None
             if self.document_context:
-                batch.groups = document_groups(
-                    [sentences[i] for i in indices],
-                    indices if documents is None else [documents[i] for i in indices],
-                    vocabularies,
-                )
+                groups = indices if documents is None else [documents[i] for i in indices]
+            batch = build_batch([sentences[i] for i in indices], vocabularies, documents=groups)
             yield indices, batch.to(self.device)
 
     @torch.inference_mode()

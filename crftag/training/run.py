@@ -36,9 +36,8 @@ from crftag.config import Config
 from crftag.data.batching import (
     Vocabularies,
     bucketed_batches,
-    collate,
+    build_batch,
     document_batches,
-    document_groups,
     encode,
 )
 from crftag.data.conll import (
@@ -242,6 +241,7 @@ def fit(
         vocabularies = Vocabularies.from_state(shared)
     encoded = [encode(s.tokens, vocabularies, s.tags) for s in train_sentences]
     lengths = [len(s.tokens) for s in train_sentences]
+    document_context = config.model.document_context
     total_tokens = sum(lengths)
 
     torch.manual_seed(settings.seed)
@@ -310,13 +310,14 @@ def fit(
         )
         with bar:
             for rows in batches[state.step :]:
-                batch = collate([encoded[i] for i in rows])
-                if config.model.document_context:
-                    batch.groups = document_groups(
-                        [train_sentences[i].tokens for i in rows],
-                        [documents[i] for i in rows],
-                        vocabularies,
-                    )
+                batch = build_batch(
+                    [train_sentences[i].tokens for i in rows],
+                    vocabularies,
+                    encoded=[encoded[i] for i in rows],
+                    documents=[documents[i] for i in rows]
+                    if config.model.document_context
+                    else None,
+                )
                 if settings.word_dropout > 0:
                     dropped = singletons[batch.words] & (
                         torch.rand(batch.words.shape) < settings.word_dropout

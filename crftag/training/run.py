@@ -241,7 +241,6 @@ def fit(
         vocabularies = Vocabularies.from_state(shared)
     encoded = [encode(s.tokens, vocabularies, s.tags) for s in train_sentences]
     lengths = [len(s.tokens) for s in train_sentences]
-    document_context = config.model.document_context
     total_tokens = sum(lengths)
 
     torch.manual_seed(settings.seed)

@@ -96,7 +96,7 @@ def main() -> None:
                 tagger.tag([word_features(tokens, i) for i in range(len(tokens))])
                 for tokens, _ in sentences
             ]
-            scores = score([tags for _, tags in sentences], predicted, spans=True)
+            scores = score([tags for _, tags in sentences], predicted, tags_are_spans=True)
             report[name] = scores["entities"]["micro"]["f1"]
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     with open(args.json, "w", encoding="utf-8") as handle:

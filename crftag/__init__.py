@@ -13,8 +13,12 @@ __all__ = ["Prediction", "Tagger", "__version__"]
 
 
 def __getattr__(name: str):
-    if name in ("Tagger", "Prediction"):
-        from crftag.inference import tagger
+    if name == "Tagger":
+        from crftag.inference.tagger import Tagger
 
-        return getattr(tagger, name)
+        return Tagger
+    if name == "Prediction":
+        from crftag.inference.records import Prediction
+
+        return Prediction
     raise AttributeError(f"module 'crftag' has no attribute {name!r}")

@@ -20,6 +20,7 @@ except ImportError:  # older Typer runs on click itself
     from click import exceptions as click_exceptions
 
 from crftag import __version__
+from crftag.config import INPUT_FORMATS, OUTPUT_FORMATS
 from crftag.errors import CrftagError, TrainingInterrupted
 
 app = typer.Typer(
@@ -47,16 +48,8 @@ class DeviceChoice(str, Enum):
     cuda = "cuda"
 
 
-class InputFormat(str, Enum):
-    text = "text"
-    tokens = "tokens"
-    conll = "conll"
-    conllu = "conllu"
-
-
-class OutputFormat(str, Enum):
-    conll = "conll"
-    jsonl = "jsonl"
+InputFormat = Enum("InputFormat", [(name, name) for name in INPUT_FORMATS], type=str)
+OutputFormat = Enum("OutputFormat", [(name, name) for name in OUTPUT_FORMATS], type=str)
 
 
 class OnError(str, Enum):
@@ -168,47 +161,39 @@ def evaluate(
     ] = False,
 ) -> None:
     """Score a model on labelled files: entity P/R/F1 (seqeval) and token accuracy."""
-    from crftag.data.conll import document_keys, read_corpus
-    from crftag.evaluate import calibration, format_calibration, format_scores, score, to_json
+    from crftag.data.conll import read_corpus
+    from crftag.evaluate import score_sentences, unseen_labels
     from crftag.inference.tagger import Tagger
 
     tagger = Tagger.load(model, resolve_device(device.value))
     for path in files:
-        gold = read_corpus(path, tagger.loaded.config.data.column_spec(path))
-        gold_tags = [s.tags for s in gold]
-        documents = document_keys(gold)
-        calibrated = with_calibration and tagger.spans
-        if calibrated:
-            predictions = tagger.predict(
-                [list(s.tokens) for s in gold], batch_size=batch_size, documents=documents
-            )
-            predicted = [p.tags for p in predictions]
-        else:
-            predicted = tagger.tag([s.tokens for s in gold], batch_size, documents)
-        scores = score(gold_tags, predicted, spans=tagger.spans)
-        if calibrated:
-            scores["calibration"] = calibration(gold_tags, [p.spans for p in predictions])
-        _report_unseen_labels(path, gold_tags, tagger)
-        if as_json:
-            typer.echo(to_json({"file": path, **scores}))
-        else:
-            typer.echo(format_scores(path, scores))
-            if calibrated:
-                typer.echo(format_calibration(scores["calibration"]))
-        if with_calibration and not tagger.spans:
+        gold = read_corpus(path, tagger.config.data.column_spec(path))
+        scores = score_sentences(
+            tagger, gold, batch_size=batch_size, with_calibration=with_calibration
+        )
+        _report_unseen_labels(path, unseen_labels(tagger, gold))
+        _print_scores(path, scores, as_json=as_json)
+        if with_calibration and not tagger.tags_are_spans:
             typer.echo(f"crftag: warning: {path}: no spans, so no span calibration", err=True)
 
 
-def _report_unseen_labels(path: str, gold: list, tagger) -> None:
-    from crftag.data.schemes import to_spans
+def _print_scores(path: str, scores: dict, *, as_json: bool) -> None:
+    """One JSON line; else tables drawn for a terminal, or fixed-width text for a pipe."""
+    from crftag.evaluate import format_calibration, format_scores, score_tables, to_json
+    from crftag.tables import is_terminal, print_table
 
-    if tagger.spans:
-        known = {tag.split("-", 1)[-1] for tag in tagger.loaded.vocabularies.tags.symbols}
-        labels = {span.label for tags in gold for span in to_spans(tags)}
+    if as_json:
+        typer.echo(to_json({"file": path, **scores}))
+    elif is_terminal(sys.stdout):
+        for title, headers, rows in score_tables(path, scores):
+            print_table(title, headers, rows, sys.stdout)
     else:
-        known = set(tagger.loaded.vocabularies.tags.symbols)
-        labels = {tag for tags in gold for tag in tags}
-    unseen = sorted(labels - known)
+        typer.echo(format_scores(path, scores))
+        if "calibration" in scores:
+            typer.echo(format_calibration(scores["calibration"]))
+
+
+def _report_unseen_labels(path: str, unseen: list[str]) -> None:
     if unseen:
         typer.echo(
             f"crftag: warning: {path}: labels never seen in training, counted as errors: "
@@ -267,43 +252,29 @@ def predict(
     ] = 1,
 ) -> None:
     """Tag sentences from files or stdin; one record per input sentence, in order, on stdout."""
-    from crftag.inference.streaming import predict_files
-    from crftag.inference.tagger import Tagger
+    from crftag.inference.streaming import PredictOptions, tag_files
 
     shard_of = _parse_shard(shard) if shard else (0, 1)
-    if jobs > 1:
-        if shard is not None:
-            raise CrftagError("--jobs and --shard do not combine; run one or the other")
-        from crftag.inference.parallel import predict_in_processes
-
-        options = [
-            "-m", model, "--input-format", input_format.value,
-            "--format", (output_format or OutputFormat.conll).value,
-            "--batch-size", str(batch_size), "--device", device.value, "--nbest", str(nbest),
-            "--min-confidence", str(min_confidence), "--on-error", on_error.value,
-        ]  # fmt: skip
-        if probs is not None:
-            options += ["--probs", probs.value]
-        format_name = (output_format or OutputFormat.conll).value
-        status = predict_in_processes(
-            jobs, files or ["-"], options, format_name, batch_size, sys.stdout
-        )
-        raise typer.Exit(status)
-    tagger = Tagger.load(model, resolve_device(device.value))
+    if jobs > 1 and shard is not None:
+        raise CrftagError("--jobs and --shard do not combine; run one or the other")
+    options = PredictOptions(
+        model=model,
+        device=str(resolve_device(device.value)),
+        input_format=input_format.value,
+        output_format=(output_format or OutputFormat.conll).value,
+        batch_size=batch_size,
+        probs=probs.value if probs else None,
+        nbest=nbest,
+        min_confidence=min_confidence,
+        on_error=on_error.value,
+    )
     try:
-        predict_files(
-            tagger,
-            files or ["-"],
-            input_format=input_format.value,
-            output_format=(output_format or OutputFormat.conll).value,
-            batch_size=batch_size,
-            output=sys.stdout,
-            probs=probs.value if probs else None,
-            nbest=nbest,
-            min_confidence=min_confidence,
-            on_error=on_error.value,
-            shard=shard_of,
-        )
+        if jobs > 1:
+            from crftag.inference.parallel import predict_in_processes
+
+            predict_in_processes(jobs, files or ["-"], options, sys.stdout)
+        else:
+            tag_files(options, files or ["-"], sys.stdout, shard=shard_of)
     except BrokenPipeError:
         # The reader went away (`crftag predict | head`): stop quietly, and point stdout at
         # /dev/null so Python's flush at exit does not complain a second time.
@@ -356,7 +327,7 @@ def merge(
     ] = 64,
 ) -> None:
     """Merge the outputs of `crftag predict --shard I/N` back into input order."""
-    from crftag.inference.streaming import merge_shards
+    from crftag.inference.shards import merge_shards
 
     for path in files:
         if not os.path.isfile(path):

@@ -1,4 +1,4 @@
-"""Scoring predicted tags against gold tags.
+"""Scoring predicted tags against gold tags, and a tagger on labelled sentences.
 
 Entity-level precision, recall and F1 come from seqeval in its default mode, which counts chunks as
 the CoNLL conlleval script does. Gold and predicted tags are both rewritten in IOB2 first, so files
@@ -10,19 +10,83 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from crftag.data.schemes import convert, is_span_tagset, to_spans
+from crftag.data.conll import Sentence, document_keys
+from crftag.data.schemes import convert, to_spans
+from crftag.tables import fixed_width
 
-__all__ = ["calibration", "format_calibration", "format_scores", "score"]
+if TYPE_CHECKING:
+    from crftag.inference.tagger import Tagger
+
+__all__ = [
+    "calibration",
+    "format_calibration",
+    "format_scores",
+    "headline",
+    "score",
+    "score_sentences",
+    "score_tables",
+    "to_json",
+    "unseen_labels",
+]
+
+
+def score_sentences(
+    tagger: Tagger,
+    sentences: Sequence[Sentence],
+    *,
+    batch_size: int = 64,
+    with_calibration: bool = False,
+) -> dict:
+    """Tag labelled ``sentences`` (one file's, read with their tags) with ``tagger`` and score
+    the tags against theirs: :func:`score`'s dict, plus ``calibration`` (:func:`calibration`)
+    when asked and the tags are spans. Sentences of one document are tagged together (their
+    keys are :func:`~crftag.data.conll.document_keys`) for models with document context."""
+    gold = [sentence.tags for sentence in sentences]
+    documents = document_keys(sentences)
+    calibrated = with_calibration and tagger.tags_are_spans
+    if calibrated:
+        predictions = tagger.predict(
+            [list(s.tokens) for s in sentences], batch_size=batch_size, documents=documents
+        )
+        predicted = [prediction.tags for prediction in predictions]
+    else:
+        predicted = tagger.tag([s.tokens for s in sentences], batch_size, documents)
+    scores = score(gold, predicted, tags_are_spans=tagger.tags_are_spans)
+    if calibrated:
+        scores["calibration"] = calibration(gold, [p.spans for p in predictions])
+    return scores
+
+
+def headline(scores: dict) -> float:
+    """The one number models are selected by: entity micro F1, or token accuracy."""
+    entities = scores.get("entities")
+    return entities["micro"]["f1"] if entities else scores["accuracy"]
+
+
+def unseen_labels(tagger: Tagger, sentences: Sequence[Sentence]) -> list[str]:
+    """The labels of the sentences' gold tags that ``tagger`` never saw in training, sorted
+    (scoring counts every one of them as an error): entity labels (``PER`` of ``B-PER``) when
+    the tags are spans, else the tags themselves."""
+    gold = [sentence.tags for sentence in sentences]
+    if tagger.tags_are_spans:
+        known = {tag.split("-", 1)[-1] for tag in tagger.tag_symbols}
+        labels = {span.label for tags in gold for span in to_spans(tags)}
+    else:
+        known = set(tagger.tag_symbols)
+        labels = {tag for tags in gold for tag in tags}
+    return sorted(labels - known)
 
 
 def score(
-    gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]], *, spans: bool
+    gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]], *, tags_are_spans: bool
 ) -> dict:
     """Scores of ``predicted`` against ``gold`` (lists of tag lists, aligned).
 
-    Returns a dict with ``sentences``, ``tokens``, ``accuracy`` and, when ``spans``, ``entities``:
-    per-type and micro/macro-averaged ``precision``, ``recall``, ``f1`` and ``support``.
+    Returns a dict with ``sentences``, ``tokens``, ``accuracy`` and, when ``tags_are_spans``,
+    ``entities``: per-type and micro/macro-averaged ``precision``, ``recall``, ``f1`` and
+    ``support``.
     """
     if len(gold) != len(predicted):
         raise ValueError(f"expected as many predictions as gold sentences, got {len(predicted)}")
@@ -37,7 +101,7 @@ def score(
         "tokens": tokens,
         "accuracy": correct / tokens if tokens else 0.0,
     }
-    if spans:
+    if tags_are_spans:
         gold_iob2 = [convert(tags, "iob2") for tags in gold]
         predicted_iob2 = [convert(tags, "iob2") for tags in predicted]
         # Token accuracy in one scheme too, so IOB1 gold is not penalised for its B/I spelling.
@@ -73,8 +137,9 @@ def _entity_scores(gold: list[list[str]], predicted: list[list[str]]) -> dict:
     return entities
 
 
-def looks_like_spans(sentences: Sequence[Sequence[str]]) -> bool:
-    return is_span_tagset(tag for tags in sentences for tag in tags)
+ENTITY_HEADERS = ["type", "precision", "recall", "f1", "support"]
+BIN_HEADERS = ["confidence", "spans", "mean conf", "precision"]
+THRESHOLD_HEADERS = ["min confidence", "spans", "precision", "recall"]
 
 
 def format_scores(name: str, scores: dict) -> str:
@@ -83,18 +148,53 @@ def format_scores(name: str, scores: dict) -> str:
     lines.append(f"token accuracy  {100 * scores['accuracy']:6.2f}")
     entities = scores.get("entities")
     if entities:
-        lines.append(f"{'type':<12}{'precision':>10}{'recall':>10}{'f1':>10}{'support':>10}")
-        order = sorted(k for k in entities if k not in ("micro", "macro", "weighted"))
-        for label in [*order, "micro", "macro"]:
-            if label not in entities:
-                continue
-            values = entities[label]
-            name_cell = {"micro": "overall", "macro": "macro avg"}.get(label, label)
-            lines.append(
-                f"{name_cell:<12}{100 * values['precision']:10.2f}{100 * values['recall']:10.2f}"
-                f"{100 * values['f1']:10.2f}{values['support']:10d}"
-            )
+        lines.append(fixed_width(ENTITY_HEADERS, _entity_rows(entities), (12, 10, 10, 10, 10)))
     return "\n".join(lines)
+
+
+def score_tables(name: str, scores: dict) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The tables of ``scores`` (and of its ``calibration``, if any) as (title, headers, rows),
+    for :func:`crftag.tables.print_table`: the figures of :func:`format_scores` and
+    :func:`format_calibration`, for a terminal."""
+    title = f"{name}: {scores['sentences']} sentences, {scores['tokens']} tokens"
+    accuracy = f"{100 * scores['accuracy']:.2f}"
+    entities = scores.get("entities")
+    if entities:
+        tables = [(f"{title}; token accuracy {accuracy}", ENTITY_HEADERS, _entity_rows(entities))]
+    else:
+        tables = [(title, ["token accuracy"], [[accuracy]])]
+    result = scores.get("calibration")
+    if result:
+        tables.append(
+            (
+                f"span confidence calibration ({result['spans']} predicted spans); "
+                f"expected calibration error {100 * result['ece']:.2f}",
+                BIN_HEADERS,
+                _bin_rows(result),
+            )
+        )
+        tables.append(
+            ("with low-confidence spans dropped", THRESHOLD_HEADERS, _threshold_rows(result))
+        )
+    return tables
+
+
+def _entity_rows(entities: dict) -> list[list[str]]:
+    """Per type, then overall (micro) and macro average: the name, P, R, F1 (%) and support."""
+    order = sorted(k for k in entities if k not in ("micro", "macro", "weighted"))
+    rows = []
+    for label in [*order, "micro", "macro"]:
+        if label not in entities:
+            continue
+        values = entities[label]
+        rows.append(
+            [
+                {"micro": "overall", "macro": "macro avg"}.get(label, label),
+                *(f"{100 * values[key]:.2f}" for key in ("precision", "recall", "f1")),
+                str(values["support"]),
+            ]
+        )
+    return rows
 
 
 def to_json(scores: dict) -> str:
@@ -160,22 +260,41 @@ def calibration(
 
 
 def format_calibration(result: dict) -> str:
+    """:func:`calibration`'s reliability table and thresholds as fixed-width text."""
     lines = [f"span confidence calibration ({result['spans']} predicted spans)"]
-    lines.append(f"{'confidence':<14}{'spans':>8}{'mean conf':>11}{'precision':>11}")
+    lines.append(fixed_width(BIN_HEADERS, _bin_rows(result), (14, 8, 11, 11)))
+    lines.append(f"expected calibration error  {100 * result['ece']:.2f}")
+    lines.append(fixed_width(THRESHOLD_HEADERS, _threshold_rows(result), (16, 8, 11, 9)))
+    return "\n".join(lines)
+
+
+def _bin_rows(result: dict) -> list[list[str]]:
+    """Per confidence bin: its range, span count, mean confidence and precision (%)."""
+    rows = []
     for row in result["bins"]:
         label = f"[{row['lower']:.1f}, {row['upper']:.1f})"
         if row["spans"]:
-            lines.append(
-                f"{label:<14}{row['spans']:>8}{100 * row['mean_confidence']:>11.2f}"
-                f"{100 * row['precision']:>11.2f}"
+            rows.append(
+                [
+                    label,
+                    str(row["spans"]),
+                    f"{100 * row['mean_confidence']:.2f}",
+                    f"{100 * row['precision']:.2f}",
+                ]
             )
         else:
-            lines.append(f"{label:<14}{0:>8}{'-':>11}{'-':>11}")
-    lines.append(f"expected calibration error  {100 * result['ece']:.2f}")
-    lines.append(f"{'min confidence':<16}{'spans':>8}{'precision':>11}{'recall':>9}")
-    for row in result["thresholds"]:
-        lines.append(
-            f"{row['threshold']:<16.2f}{row['spans']:>8}{100 * row['precision']:>11.2f}"
-            f"{100 * row['recall']:>9.2f}"
-        )
-    return "\n".join(lines)
+            rows.append([label, "0", "-", "-"])
+    return rows
+
+
+def _threshold_rows(result: dict) -> list[list[str]]:
+    """Per threshold: the spans kept, and their micro precision and recall (%)."""
+    return [
+        [
+            f"{row['threshold']:.2f}",
+            str(row["spans"]),
+            f"{100 * row['precision']:.2f}",
+            f"{100 * row['recall']:.2f}",
+        ]
+        for row in result["thresholds"]
+    ]

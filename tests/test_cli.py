@@ -228,7 +228,7 @@ def test_constrained_decoding_never_outputs_a_malformed_span(sample_model):
     tagger = Tagger.load(str(sample_model))
     with open("data/ner_sample.test.conll", "rb") as stream:
         sentences = [s.tokens for s in read_columns(stream, "test", ColumnSpec())]
-    symbols = tagger.loaded.vocabularies.tags.symbols
+    symbols = tagger.tag_symbols
     for indices, batch in tagger._batches(sentences, 64):
         tags, _ = tagger.model.decode(batch)
         for index, row in zip(indices, tags.tolist(), strict=True):

@@ -1,61 +1,60 @@
-"""Tagging with several processes on one machine: ``crftag predict --jobs N`` runs N workers on
-interleaved shards of the input (``--shard I/N``) and merges their outputs in input order."""
+"""Tagging with several processes on one machine: ``crftag predict --jobs N`` runs N worker
+processes, each loading the model and tagging one interleaved shard of the input
+(:func:`~crftag.inference.streaming.predict_files` with ``shard=(I, N)``), and merges their
+outputs back into input order."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from typing import TextIO
 
-from crftag.inference.streaming import merge_shards
+from crftag.inference.shards import merge_shards
+from crftag.inference.streaming import PredictOptions, tag_files
 
 __all__ = ["predict_in_processes"]
 
 
 def predict_in_processes(
-    jobs: int,
-    files: list[str],
-    options: list[str],
-    output_format: str,
-    batch_size: int,
-    output: TextIO,
+    jobs: int, files: list[str], options: PredictOptions, output: TextIO
 ) -> int:
-    """Run ``crftag predict FILES OPTIONS --shard I/N`` for I < N = ``jobs`` and write the merged
-    records to ``output``; return the exit status (the first failing worker's, else 0).
+    """Tag ``files`` (``-`` is stdin) with ``jobs`` worker processes and write the merged records
+    to ``output``: the same bytes as one process writes. Return the number of sentences.
 
-    Standard input is first copied to a temporary file, since every worker reads all of it.
+    Standard input is first copied to a temporary file, since every worker reads all of it. A
+    worker's :class:`~crftag.errors.CrftagError` (the first, in shard order) is raised here, so
+    it reaches the user as one line, as in one process; nothing is written then.
+
     Workers keep torch's thread count: matrix products round differently with another count,
     and the merged output is to be byte-for-byte what one process writes. Set OMP_NUM_THREADS
     to share the cores out instead (tags stay the same; probabilities may differ in their last
     digits).
     """
     with tempfile.TemporaryDirectory(prefix="crftag-jobs-") as directory:
-        if files == ["-"]:
+        if "-" in files:
             copy = os.path.join(directory, "stdin")
             with open(copy, "wb") as handle:
                 shutil.copyfileobj(sys.stdin.buffer, handle)
-            files = [copy]
+            files = [copy if path == "-" else path for path in files]
         outputs = [os.path.join(directory, f"shard-{index}") for index in range(jobs)]
-        workers = []
-        for index, path in enumerate(outputs):
-            with open(path, "wb") as sink:
-                command = [
-                    sys.executable,
-                    "-m",
-                    "crftag",
-                    "predict",
-                    *files,
-                    *options,
-                    "--shard",
-                    f"{index}/{jobs}",
-                ]
-                workers.append(subprocess.Popen(command, stdout=sink))
-        statuses = [worker.wait() for worker in workers]
-        failed = next((status for status in statuses if status != 0), 0)
-        if failed:
-            return failed
-        merge_shards(outputs, output_format, output, batch_size)
-    return 0
+        # spawn, not fork: a forked child would inherit torch's thread pool and locks mid-state.
+        with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
+            shards = [
+                pool.submit(_tag_shard, options, files, (index, jobs), path)
+                for index, path in enumerate(outputs)
+            ]
+            counts = [shard.result() for shard in shards]  # raises the first shard's error
+        merge_shards(outputs, options.output_format, output, options.batch_size)
+    return sum(counts)
+
+
+def _tag_shard(
+    options: PredictOptions, files: list[str], shard: tuple[int, int], output_path: str
+) -> int:
+    """One worker's job: tag shard ``(I, N)`` of ``files`` into ``output_path`` (UTF-8)."""
+    with open(output_path, "w", encoding="utf-8") as output:
+        return tag_files(options, files, output, shard=shard)

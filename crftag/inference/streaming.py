@@ -9,6 +9,7 @@ from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
+from crftag.config import FILE_FORMATS, INPUT_FORMATS, OUTPUT_FORMATS
 from crftag.data.batching import MAX_DOCUMENT_SENTENCES
 from crftag.data.conll import (
     ColumnSpec,
@@ -22,12 +23,10 @@ from crftag.data.conll import (
 )
 from crftag.data.tokenize import tokenize
 from crftag.errors import CrftagError
-from crftag.inference.tagger import Prediction, Tagger
+from crftag.inference.records import Prediction
+from crftag.inference.tagger import Tagger
 
-__all__ = ["INPUT_FORMATS", "OUTPUT_FORMATS", "predict_files", "read_sentences"]
-
-INPUT_FORMATS = ("text", "tokens", "conll", "conllu")
-OUTPUT_FORMATS = ("conll", "jsonl")
+__all__ = ["PredictOptions", "Record", "predict_files", "read_sentences", "tag_files"]
 
 
 @dataclass(frozen=True)
@@ -142,17 +141,22 @@ def predict_files(
     """Tag every input and write the records to ``output``; return the number of sentences.
 
     ``shard`` (I, N) keeps only batches I, I + N, I + 2N, ... (0-based) of ``batch_size``
-    records, so N processes tag a corpus together and :func:`merge_shards` restores the input
-    order. Whole batches, not single records, are dealt out because the network's arithmetic
-    depends (in the last bits) on which sentences share a batch: this way every sentence is
-    computed exactly as an unsharded run computes it, and the merged output is the same bytes.
+    records, so N processes tag a corpus together and :func:`crftag.inference.shards.merge_shards`
+    restores the input order. Whole batches, not single records, are dealt out because the
+    network's arithmetic depends (in the last bits) on which sentences share a batch: this way
+    every sentence is computed exactly as an unsharded run computes it, and the merged output is
+    the same bytes.
 
     JSON lines carry everything :meth:`Tagger.predict` computes (span confidence, sequence
     probability, and marginals or n-best on request); CoNLL output needs only the Viterbi tags,
     and takes the fast path unless spans are filtered by confidence.
     """
-    column_input = input_format in ("conll", "conllu")
-    word_column = tagger.loaded.config.data.word_column
+    if input_format not in INPUT_FORMATS:
+        raise ValueError(f"expected input_format in {INPUT_FORMATS}, got {input_format!r}")
+    if output_format not in OUTPUT_FORMATS:
+        raise ValueError(f"expected output_format in {OUTPUT_FORMATS}, got {output_format!r}")
+    column_input = input_format in FILE_FORMATS
+    word_column = tagger.config.data.word_column
     records = itertools.chain.from_iterable(
         read_sentences(path, input_format, word_column, on_error) for path in paths
     )
@@ -202,38 +206,42 @@ def predict_files(
     return count
 
 
-def _read_records(stream: TextIO, output_format: str) -> Iterator[str]:
-    """The records of one predict output: a line of JSON, or CoNLL lines up to and including
-    the blank line that ends each record (an empty sentence is a lone blank line)."""
-    if output_format == "jsonl":
-        yield from stream
-        return
-    record: list[str] = []
-    for line in stream:
-        record.append(line)
-        if not line.strip():
-            yield "".join(record)
-            record = []
-    if record:
-        yield "".join(record)
+@dataclass(frozen=True)
+class PredictOptions:
+    """What ``crftag predict`` is asked to do: the model, where to run it, and the options of
+    :func:`predict_files`. Plain values, so worker processes receive them as they are."""
+
+    model: str  # checkpoint file, run directory or bundled model name
+    device: str  # a resolved device: "cpu", "cuda", "cuda:1"
+    input_format: str
+    output_format: str
+    batch_size: int = 64
+    probs: str | None = None
+    nbest: int = 1
+    min_confidence: float = 0.0
+    on_error: str = "stop"
 
 
-def merge_shards(paths: list[str], output_format: str, output: TextIO, batch_size: int = 64) -> int:
-    """Interleave the outputs of ``predict --shard 0/N ... N-1/N`` (given in shard order, made
-    with this ``batch_size``) back into input order; return the number of records."""
-    handles = [open(path, encoding="utf-8") for path in paths]  # noqa: SIM115 - closed below
-    try:
-        streams = [_read_records(handle, output_format) for handle in handles]
-        count = 0
-        while True:
-            wrote = 0
-            for stream in streams:
-                for record in itertools.islice(stream, batch_size):
-                    output.write(record)
-                    wrote += 1
-            if not wrote:
-                return count
-            count += wrote
-    finally:
-        for handle in handles:
-            handle.close()
+def tag_files(
+    options: PredictOptions,
+    paths: Iterable[str],
+    output: TextIO,
+    *,
+    shard: tuple[int, int] = (0, 1),
+) -> int:
+    """Load ``options.model`` and tag ``paths`` into ``output`` with :func:`predict_files`;
+    return the number of sentences."""
+    tagger = Tagger.load(options.model, options.device)
+    return predict_files(
+        tagger,
+        paths,
+        input_format=options.input_format,
+        output_format=options.output_format,
+        batch_size=options.batch_size,
+        output=output,
+        probs=options.probs,
+        nbest=options.nbest,
+        min_confidence=options.min_confidence,
+        on_error=options.on_error,
+        shard=shard,
+    )

@@ -12,62 +12,22 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
 
 from crftag.checkpoint import LoadedModel, load_model
-from crftag.data.batching import (
-    Batch,
-    bucketed_batches,
-    build_batch,
-    document_batches,
-)
-from crftag.data.schemes import Span, convert, from_spans, to_spans
+from crftag.data.batching import Batch, bucketed_batches, build_batch, document_batches
+from crftag.data.schemes import convert, to_spans
 from crftag.data.tokenize import tokenize
 from crftag.inference.confidence import span_confidences
+from crftag.inference.records import Prediction, drop_unlikely_spans, join_pieces
 
-__all__ = ["Prediction", "Tagger"]
+if TYPE_CHECKING:
+    from crftag.config import Config
+    from crftag.data.vocab import Vocabularies
 
-
-@dataclass
-class Prediction:
-    """What the model says about one sentence.
-
-    tokens       the tokens tagged
-    tags         the best tag sequence (IOB2 for entity tags)
-    spans        entities: ``start``, ``end`` (token offsets, end exclusive), ``label``, ``text``
-                 and ``confidence``, the probability that exactly this span is in the output
-    score        the best sequence's score; ``probability`` = p(tags | tokens)
-    token_probs  with ``probs``: each token's marginal probability of its predicted tag
-    marginals    with ``probs='all'``: each token's distribution over all output tags
-    nbest        with ``nbest > 1``: the best sequences, each ``tags``, ``score``, ``probability``
-    """
-
-    tokens: list[str]
-    tags: list[str]
-    spans: list[dict] = field(default_factory=list)
-    score: float = 0.0
-    probability: float = 1.0
-    token_probs: list[float] | None = None
-    marginals: list[dict[str, float]] | None = None
-    nbest: list[dict] | None = None
-
-    def to_dict(self) -> dict:
-        record = {
-            "tokens": self.tokens,
-            "tags": self.tags,
-            "spans": self.spans,
-            "score": self.score,
-            "probability": self.probability,
-        }
-        if self.token_probs is not None:
-            record["probs"] = self.token_probs
-        if self.marginals is not None:
-            record["marginals"] = self.marginals
-        if self.nbest is not None:
-            record["nbest"] = self.nbest
-        return record
+__all__ = ["Tagger"]
 
 
 class Tagger:
@@ -76,6 +36,9 @@ class Tagger:
     Sentences longer than ``max_length`` tokens are tagged in consecutive pieces of at most that
     many tokens (said once on stderr): the pieces are independent sentences to the CRF, so an
     entity is never joined across a cut, and scores add up and probabilities multiply.
+
+    What callers need of the model is public here (``vocabularies``, ``config``, ``tag_symbols``,
+    the schemes, ``metrics``); ``loaded`` is the :class:`LoadedModel` tagged with, to save it.
     """
 
     max_length = 1000
@@ -96,7 +59,7 @@ class Tagger:
         self._tag_index = {tag: i for i, tag in enumerate(internal)}
         self._output_map = dict(zip(internal, names, strict=True))
         crf = self.model.crf
-        self._well_formed = self.spans and not bool(
+        self._well_formed = self.tags_are_spans and not bool(
             crf.allowed.all() and crf.allowed_start.all() and crf.allowed_end.all()
         )
 
@@ -106,18 +69,48 @@ class Tagger:
         return cls(load_model(path, device), device)
 
     @property
-    def spans(self) -> bool:
+    def vocabularies(self) -> Vocabularies:
+        """The words, characters and tags the model was trained with."""
+        return self.loaded.vocabularies
+
+    @property
+    def config(self) -> Config:
+        """The resolved config the model was trained with."""
+        return self.loaded.config
+
+    @property
+    def data_scheme(self) -> str:
+        """The scheme of the training files' tags (``none`` for one label per token)."""
+        return self.loaded.data_scheme
+
+    @property
+    def train_scheme(self) -> str:
+        """The scheme the network predicts in (``none`` for one label per token)."""
+        return self.loaded.train_scheme
+
+    @property
+    def metrics(self) -> dict:
+        """The scores stored with the model (best epoch and dev score)."""
+        return self.loaded.metrics
+
+    @property
+    def tag_symbols(self) -> list[str]:
+        """The network's tags, in the train scheme: tag id ``i`` is ``tag_symbols[i]``."""
+        return self.loaded.vocabularies.tags.symbols
+
+    @property
+    def tags_are_spans(self) -> bool:
         """Whether the tags are entity spans (NER) rather than one label per token (POS)."""
-        return self.loaded.train_scheme != "none"
+        return self.train_scheme != "none"
 
     def _output_tag(self, tag: str) -> str:
-        if not self.spans or tag == "O":
+        if not self.tags_are_spans or tag == "O":
             return tag
         prefix, label = tag.split("-", 1)
         return f"{'B' if prefix in ('B', 'S') else 'I'}-{label}"
 
     def _to_output_tags(self, internal: list[str]) -> list[str]:
-        if not self.spans:
+        if not self.tags_are_spans:
             return internal
         if self._well_formed:
             # Constrained decoding only writes well-formed sequences, where each IOB2 tag
@@ -142,7 +135,6 @@ class Tagger:
         sentence, equal for the consecutive sentences of one document), whole documents a batch.
         Without ``documents`` each sentence is a document of its own.
         """
-        vocabularies = self.loaded.vocabularies
         non_empty = [i for i, tokens in enumerate(sentences) if tokens]
         if self.document_context and documents is not None:
             order = document_batches([documents[i] for i in non_empty], batch_size)
@@ -153,7 +145,9 @@ class Tagger:
             groups = None
             if self.document_context:
                 groups = indices if documents is None else [documents[i] for i in indices]
-            batch = build_batch([sentences[i] for i in indices], vocabularies, documents=groups)
+            batch = build_batch(
+                [sentences[i] for i in indices], self.vocabularies, documents=groups
+            )
             yield indices, batch.to(self.device)
 
     @torch.inference_mode()
@@ -169,7 +163,7 @@ class Tagger:
         document (such as :attr:`Sentence.document`); used by models with document context.
         """
         self.model.eval()
-        symbols = self.loaded.vocabularies.tags.symbols
+        symbols = self.tag_symbols
         pieces, owners = self._pieces(sentences)
         piece_documents = None if documents is None else [documents[o] for o in owners]
         tagged: list[list[str]] = [[] for _ in pieces]
@@ -246,7 +240,7 @@ class Tagger:
                 indices, self._predict_batch(batch, probs, nbest), strict=True
             ):
                 prediction.tokens = list(pieces[index])
-                _drop_unlikely_spans(prediction, min_confidence)
+                drop_unlikely_spans(prediction, min_confidence)
                 piece_predictions[index] = prediction
         for owner, prediction in zip(owners, piece_predictions, strict=True):
             if prediction is not None:  # None: an empty sentence, already in results
@@ -255,7 +249,7 @@ class Tagger:
             if len(sentence_parts) == 1:
                 results[index] = sentence_parts[0]
             elif sentence_parts:
-                results[index] = _join(sentence_parts)
+                results[index] = join_pieces(sentence_parts)
         return results
 
     def _predict_batch(self, batch: Batch, probs: str | None, nbest: int) -> list[Prediction]:
@@ -264,14 +258,14 @@ class Tagger:
         mask = batch.mask
         tags, scores = crf.decode(emissions, mask)
         log_z = crf.log_partition(emissions, mask)  # (B,)
-        symbols = self.loaded.vocabularies.tags.symbols
+        symbols = self.tag_symbols
         lengths = batch.lengths.tolist()
         internal = [
             [symbols[t] for t in row[:n]] for row, n in zip(tags.tolist(), lengths, strict=True)
         ]
-        spans = [to_spans(row) if self.spans else [] for row in internal]
+        spans = [to_spans(row) if self.tags_are_spans else [] for row in internal]
         confidences = span_confidences(
-            crf, emissions, mask, spans, self.loaded.train_scheme, self._tag_index
+            crf, emissions, mask, spans, self.train_scheme, self._tag_index
         )
 
         marginals = None
@@ -315,47 +309,3 @@ class Tagger:
                 ]
             predictions.append(prediction)
         return predictions
-
-
-def _join(parts: list[Prediction]) -> Prediction:
-    """One prediction from those of a long sentence's consecutive pieces. The n best of the
-    whole are not the n best of each piece combined, so only the best sequence is listed."""
-    joined = Prediction(tokens=[], tags=[], score=0.0, probability=1.0)
-    for part in parts:
-        offset = len(joined.tokens)
-        joined.tokens.extend(part.tokens)
-        joined.tags.extend(part.tags)
-        joined.spans.extend(
-            {**span, "start": span["start"] + offset, "end": span["end"] + offset}
-            for span in part.spans
-        )
-        joined.score += part.score
-        joined.probability *= part.probability
-        if part.token_probs is not None:
-            joined.token_probs = (joined.token_probs or []) + part.token_probs
-        if part.marginals is not None:
-            joined.marginals = (joined.marginals or []) + part.marginals
-    if parts[0].nbest is not None:
-        joined.nbest = [
-            {"tags": joined.tags, "score": joined.score, "probability": joined.probability}
-        ]
-    return joined
-
-
-def _drop_unlikely_spans(prediction: Prediction, min_confidence: float) -> None:
-    """Fill in span texts, and remove spans below ``min_confidence`` (their tokens become O)."""
-    kept = [span for span in prediction.spans if span["confidence"] >= min_confidence]
-    if len(kept) != len(prediction.spans):
-        prediction.tags = from_spans(
-            [Span(s["start"], s["end"], s["label"]) for s in kept], len(prediction.tags), "iob2"
-        )
-    prediction.spans = [
-        {
-            "start": span["start"],
-            "end": span["end"],
-            "label": span["label"],
-            "text": " ".join(prediction.tokens[span["start"] : span["end"]]),
-            "confidence": span["confidence"],
-        }
-        for span in kept
-    ]

@@ -1,0 +1,99 @@
+"""Prediction records: what the tagger says about one sentence, as plain values.
+
+A :class:`Prediction` is what :meth:`Tagger.predict` returns and what ``predict --format jsonl``
+writes. A sentence longer than the tagger's ``max_length`` is tagged in pieces, whose records
+:func:`join_pieces` joins into one; :func:`drop_unlikely_spans` fills in each span's text and
+removes the spans below a confidence threshold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from crftag.data.schemes import Span, from_spans
+
+__all__ = ["Prediction", "drop_unlikely_spans", "join_pieces"]
+
+
+@dataclass
+class Prediction:
+    """What the model says about one sentence.
+
+    tokens       the tokens tagged
+    tags         the best tag sequence (IOB2 for entity tags)
+    spans        entities: ``start``, ``end`` (token offsets, end exclusive), ``label``, ``text``
+                 and ``confidence``, the probability that exactly this span is in the output
+    score        the best sequence's score; ``probability`` = p(tags | tokens)
+    token_probs  with ``probs``: each token's marginal probability of its predicted tag
+    marginals    with ``probs='all'``: each token's distribution over all output tags
+    nbest        with ``nbest > 1``: the best sequences, each ``tags``, ``score``, ``probability``
+    """
+
+    tokens: list[str]
+    tags: list[str]
+    spans: list[dict] = field(default_factory=list)
+    score: float = 0.0
+    probability: float = 1.0
+    token_probs: list[float] | None = None
+    marginals: list[dict[str, float]] | None = None
+    nbest: list[dict] | None = None
+
+    def to_dict(self) -> dict:
+        record = {
+            "tokens": self.tokens,
+            "tags": self.tags,
+            "spans": self.spans,
+            "score": self.score,
+            "probability": self.probability,
+        }
+        if self.token_probs is not None:
+            record["probs"] = self.token_probs
+        if self.marginals is not None:
+            record["marginals"] = self.marginals
+        if self.nbest is not None:
+            record["nbest"] = self.nbest
+        return record
+
+
+def join_pieces(parts: list[Prediction]) -> Prediction:
+    """One prediction from those of a long sentence's consecutive pieces. The n best of the
+    whole are not the n best of each piece combined, so only the best sequence is listed."""
+    joined = Prediction(tokens=[], tags=[], score=0.0, probability=1.0)
+    for part in parts:
+        offset = len(joined.tokens)
+        joined.tokens.extend(part.tokens)
+        joined.tags.extend(part.tags)
+        joined.spans.extend(
+            {**span, "start": span["start"] + offset, "end": span["end"] + offset}
+            for span in part.spans
+        )
+        joined.score += part.score
+        joined.probability *= part.probability
+        if part.token_probs is not None:
+            joined.token_probs = (joined.token_probs or []) + part.token_probs
+        if part.marginals is not None:
+            joined.marginals = (joined.marginals or []) + part.marginals
+    if parts[0].nbest is not None:
+        joined.nbest = [
+            {"tags": joined.tags, "score": joined.score, "probability": joined.probability}
+        ]
+    return joined
+
+
+def drop_unlikely_spans(prediction: Prediction, min_confidence: float) -> None:
+    """Fill in span texts, and remove spans below ``min_confidence`` (their tokens become O)."""
+    kept = [span for span in prediction.spans if span["confidence"] >= min_confidence]
+    if len(kept) != len(prediction.spans):
+        prediction.tags = from_spans(
+            [Span(s["start"], s["end"], s["label"]) for s in kept], len(prediction.tags), "iob2"
+        )
+    prediction.spans = [
+        {
+            "start": span["start"],
+            "end": span["end"],
+            "label": span["label"],
+            "text": " ".join(prediction.tokens[span["start"] : span["end"]]),
+            "confidence": span["confidence"],
+        }
+        for span in kept
+    ]

@@ -1,7 +1,8 @@
 """Training configuration: YAML into frozen dataclasses, validated on load.
 
-A config file has four sections, ``data``, ``vocab``, ``model`` and ``train``; every key and its
-default is a field below, and the comment beside it says what it does. An unknown key is an error
+A config file has four sections, ``data``, ``vocab``, ``model`` and ``train``; every key is a
+field below, with its default, its description and its checks (docs/config.md is generated from
+them by :mod:`crftag.config_reference`). An unknown key is an error
 naming the nearest valid key; a value of the wrong type is an error naming the key and the type.
 Paths in the file are relative to the file; paths given with ``--set`` are relative to the current
 directory. Nothing changes a config after it is loaded.
@@ -44,33 +45,62 @@ SPAN_SCHEMES = ("iob1", "iob2", "bioes")  # tag schemes of entity spans; "none" 
 TRAIN_SCHEMES = ("bioes", "iob2")  # schemes a model can be trained in
 
 
-def _choice(*options: str) -> dict:
-    return {"choices": options}
+REQUIRED: Any = dataclasses.MISSING  # the default of a key every config must set
 
 
-def _at_least(minimum: int) -> dict:
-    return {"minimum": minimum}
+def _key(default: Any, doc: str, **checks: Any) -> Any:
+    """A config key: its default, its description (docs/config.md is generated from it by
+    :mod:`crftag.config_reference`), and the checks :func:`load_config` applies: ``choices``,
+    ``minimum``, ``probability={"one_allowed": bool}``."""
+    return field(default=default, metadata={"doc": doc, **checks})
 
 
-def _probability(*, one_allowed: bool) -> dict:
-    return {"probability": {"one_allowed": one_allowed}}
+def minimum_of(spec: dataclasses.Field) -> int | None:
+    """The least value a numeric key accepts. Every number is a size, rate or count, so the
+    floor is 0 unless the key sets its own; column indices have none (negative ones count from
+    the end)."""
+    return spec.metadata.get("minimum", None if spec.name.endswith("_column") else 0)
+
+
+def probability_interval(spec: dataclasses.Field) -> str | None:
+    """``[0, 1]`` or ``[0, 1)`` for a key that is a probability, None for any other."""
+    probability = spec.metadata.get("probability")
+    if probability is None:
+        return None
+    return "[0, 1]" if probability["one_allowed"] else "[0, 1)"
 
 
 @dataclass(frozen=True)
 class DataConfig:
-    # training file (CoNLL or CoNLL-U), or a list of files read one after the other (train and
-    # dev together for a final model trained a fixed number of epochs, with dev: null)
-    train: str | list[str]
-    dev: str | None = None  # development file: model selection and early stopping
-    test: str | None = None  # test file, scored once with the best model at the end
-    format: str = field(default="auto", metadata=_choice("auto", *FILE_FORMATS))
-    word_column: int | None = None  # 0-based; default first column (CoNLL), FORM (CoNLL-U)
-    tag_column: int | None = None  # 0-based, may be negative; default last column (CoNLL), UPOS
-    tag_scheme: str = field(  # scheme of the files' tags; auto detects it from the training file
-        default="auto", metadata=_choice("auto", *SPAN_SCHEMES, "none")
+    """The labelled files and how to read them."""
+
+    train: str | list[str] = _key(
+        REQUIRED,
+        "Training file, or a list of files read one after the other (train and dev together, "
+        "with `dev: null`, train a final model for `train.epochs` and keep the last epoch).",
     )
-    # scheme the model is trained in; predictions are always written in IOB2
-    train_scheme: str = field(default="bioes", metadata=_choice(*TRAIN_SCHEMES))
+    dev: str | None = _key(None, "Development file: model selection and early stopping.")
+    test: str | None = _key(None, "Test file, scored once with the best model at the end.")
+    format: str = _key(
+        "auto",
+        "`auto`: CoNLL-U for `.conllu` files and files of 10 tab-separated columns, else CoNLL.",
+        choices=("auto", *FILE_FORMATS),
+    )
+    word_column: int | None = _key(
+        None, "0-based word column; null: the first column (CoNLL), FORM (CoNLL-U)."
+    )
+    tag_column: int | None = _key(
+        None, "0-based tag column, negative from the end; null: the last column (CoNLL), UPOS."
+    )
+    tag_scheme: str = _key(
+        "auto",
+        "Scheme of the files' tags, detected from the training file by `auto`; `none`: tags "
+        "that are not spans (part of speech), scored by token accuracy.",
+        choices=("auto", *SPAN_SCHEMES, "none"),
+    )
+    train_scheme: str = _key(
+        "bioes", "Scheme the model is trained in; output is always IOB2.", choices=TRAIN_SCHEMES
+    )
 
     def column_spec(self, path: str) -> ColumnSpec:
         """How to read ``path`` under these column settings (``format: auto`` looks at it)."""
@@ -80,81 +110,120 @@ class DataConfig:
 
 @dataclass(frozen=True)
 class VocabConfig:
-    min_freq: int = 1  # words seen fewer times in training are unknown
-    lowercase: bool = False  # look words up lower-cased
-    normalize_digits: bool = True  # look words up with every digit replaced by 0
-    # Refuse, before allocating embeddings, a vocabulary larger than this many words
-    max_size: int = field(default=2_000_000, metadata=_at_least(1))
-    # Add up to this many words of model.embeddings (in file order: most frequent first for
-    # GloVe) beyond the training words, so test words training never saw keep their vectors
-    embedding_words: int = 0
+    """How words are looked up, and which words the vocabulary holds."""
+
+    min_freq: int = _key(1, "Training words seen fewer times than this are unknown.")
+    lowercase: bool = _key(False, "Look words up lower-cased.")
+    normalize_digits: bool = _key(True, "Look words up with every digit replaced by 0.")
+    max_size: int = _key(
+        2_000_000, "A larger vocabulary is an error, reported before allocation.", minimum=1
+    )
+    embedding_words: int = _key(
+        0,
+        "Add up to this many words of `model.embeddings` (file order: most frequent first for "
+        "GloVe) beyond the training words, so unseen test words keep their vectors.",
+    )
 
 
 @dataclass(frozen=True)
 class ModelConfig:
-    # bilstm: embeddings, a character encoder and a BiLSTM give the emissions; features: a linear
-    # CRF on hashed sparse token features (word, affixes, shape, casing, neighbours at +-2)
-    encoder: str = field(default="bilstm", metadata=_choice("bilstm", "features"))
-    feature_buckets: int = field(  # features: hash space; more buckets, fewer collisions
-        default=2**20, metadata=_at_least(1)
+    """The network: what gives the emission scores, and the CRF on top."""
+
+    encoder: str = _key(
+        "bilstm",
+        "`bilstm`: embeddings, a character encoder and a BiLSTM; `features`: a linear CRF on "
+        "hashed sparse token features (docs/feature-crf.md).",
+        choices=("bilstm", "features"),
     )
-    word_dim: int = field(default=100, metadata=_at_least(1))  # word embedding size
-    char_encoder: str = field(default="cnn", metadata=_choice("cnn", "lstm", "none"))
-    char_dim: int = field(default=30, metadata=_at_least(1))  # character embedding size
-    char_size: int = field(
-        default=30, metadata=_at_least(1)
-    )  # CNN filters, or LSTM units per direction
-    char_kernel: int = field(default=3, metadata=_at_least(1))  # CNN window width
-    # size of an embedding of each word's casing class (all lower, initial upper, numeric, ...);
-    # 0 = none. Helps with lower-cased word vectors such as GloVe's
-    casing_dim: int = field(default=0, metadata=_at_least(0))
-    hidden_size: int = field(default=200, metadata=_at_least(1))  # word BiLSTM units per direction
-    num_layers: int = field(default=1, metadata=_at_least(1))  # word BiLSTM layers
-    # on the embeddings and the BiLSTM output
-    dropout: float = field(default=0.5, metadata=_probability(one_allowed=False))
-    # one dropout mask per sentence, shared by its words (variational or "locked" dropout, as
-    # flair's), instead of a fresh mask for every word
-    locked_dropout: bool = False
-    # each token also sees the mean of the BiLSTM states of every occurrence of its word
-    # (lower-cased) in its document; needs document markers (-DOCSTART-, # newdoc) to help
-    document_context: bool = False
-    # units of a tanh layer between the BiLSTM output (with document context, the state joined
-    # with its document mean) and the tag scores, as in Lample et al.'s code; 0 = none
-    hidden_layer: int = field(default=0, metadata=_at_least(0))
-    constrained: bool = True  # forbid transitions the span scheme makes impossible
-    embeddings: str | None = None  # pretrained vectors, GloVe or word2vec text, plain or .gz
-    freeze_embeddings: bool = False  # keep the word embeddings fixed during training
+    feature_buckets: int = _key(
+        2**20, "`features`: hash space; more buckets, fewer collisions.", minimum=1
+    )
+    word_dim: int = _key(100, "Word embedding size (that of `model.embeddings`).", minimum=1)
+    char_encoder: str = _key(
+        "cnn",
+        "`cnn` (Ma & Hovy 2016), `lstm` (Lample et al. 2016) or `none`.",
+        choices=("cnn", "lstm", "none"),
+    )
+    char_dim: int = _key(30, "Character embedding size.", minimum=1)
+    char_size: int = _key(30, "CNN filters, or character-LSTM units per direction.", minimum=1)
+    char_kernel: int = _key(3, "CNN window width, in characters.", minimum=1)
+    casing_dim: int = _key(
+        0,
+        "Size of an embedding of each word's casing class (lower, upper, initial upper, "
+        "numeric, ...); 0 = none. For lower-cased word vectors such as GloVe's.",
+        minimum=0,
+    )
+    hidden_size: int = _key(200, "Word BiLSTM units per direction.", minimum=1)
+    num_layers: int = _key(1, "Word BiLSTM layers.", minimum=1)
+    dropout: float = _key(
+        0.5, "Dropout on the embeddings and the BiLSTM output.", probability={"one_allowed": False}
+    )
+    locked_dropout: bool = _key(
+        False,
+        "One dropout mask per sentence, shared by its words (variational dropout, flair's "
+        "`LockedDropout`), instead of a fresh mask for every word. Not for `features`.",
+    )
+    document_context: bool = _key(
+        False,
+        "Each token also sees the mean of the BiLSTM states of every occurrence of its word in "
+        "its document; batches hold whole documents (docs/document-context.md).",
+    )
+    hidden_layer: int = _key(
+        0,
+        "Units of a tanh layer between the BiLSTM output and the tag scores (Lample et al.'s "
+        "code); 0 = none. Not for `features`.",
+        minimum=0,
+    )
+    constrained: bool = _key(True, "Forbid the transitions the span scheme never makes.")
+    embeddings: str | None = _key(
+        None, "Pretrained vectors: GloVe or word2vec text, plain or gzip; dimension `word_dim`."
+    )
+    freeze_embeddings: bool = _key(False, "Keep the word embeddings fixed during training.")
 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    optimizer: str = field(default="sgd", metadata=_choice("sgd", "adam"))
-    lr: float = 0.015  # initial learning rate
-    momentum: float = 0.9  # SGD momentum
-    lr_decay: float = 0.05  # SGD: lr / (1 + lr_decay * (epoch - 1)), epochs from 1; Ma & Hovy 2016
-    weight_decay: float = 0.0
-    # the word embeddings' learning rate as a multiple of train.lr: 1 fine-tunes them like every
-    # other weight, 0 keeps them as loaded; in between, the training words' vectors stay nearer
-    # the pretrained space that the added words (those training never saw) keep
-    embedding_lr_scale: float = 1.0
-    clip_grad_norm: float | None = 5.0  # max gradient norm; null turns clipping off
-    batch_size: int = field(default=10, metadata=_at_least(1))  # sentences per minibatch
-    epochs: int = field(
-        default=50, metadata=_at_least(1)
-    )  # upper bound; early stopping usually ends sooner
-    patience: int = 5  # epochs without a better dev score before stopping; 0 = never stop early
-    seed: int = 1  # seeds Python and torch; CPU runs with one seed are reproducible
-    # nll summed over the batch (Ma & Hovy) or averaged over sentences
-    loss_reduction: str = field(default="sum", metadata=_choice("sum", "mean"))
-    # Replace a word seen once in training by the unknown word with this probability (Lample
-    # et al. 2016), so the model learns what to do with words it has never seen
-    word_dropout: float = field(default=0.0, metadata=_probability(one_allowed=True))
-    # Stochastic weight averaging: from this epoch on, dev scoring, model selection and the saved
-    # model use the mean of the weights at the end of every epoch since (training goes on from
-    # the raw weights); 0 = off
-    average_from: int = field(default=0, metadata=_at_least(0))
-    # bfloat16 autocast for the encoder (fast on recent GPUs); the CRF stays in float32
-    amp: bool = False
+    """The optimizer, its schedule, and when training stops."""
+
+    optimizer: str = _key(
+        "sgd",
+        "`sgd` (with momentum) or `adam`; `encoder: features` takes plain SGD (`momentum: 0`, "
+        "`clip_grad_norm: null`), on sparse gradients.",
+        choices=("sgd", "adam"),
+    )
+    lr: float = _key(0.015, "Initial learning rate.")
+    momentum: float = _key(0.9, "SGD momentum.")
+    lr_decay: float = _key(
+        0.05, "SGD: epoch e (from 1) runs at lr / (1 + lr_decay * (e - 1)); Ma & Hovy 2016."
+    )
+    weight_decay: float = _key(0.0, "L2 penalty; `features` applies it exactly every step.")
+    embedding_lr_scale: float = _key(
+        1.0,
+        "The word embeddings' learning rate as a multiple of `train.lr`: 1 fine-tunes them, "
+        "0 keeps them as loaded. `bilstm` only; not with `model.freeze_embeddings`.",
+    )
+    clip_grad_norm: float | None = _key(5.0, "Gradient-norm clipping; null turns it off.")
+    batch_size: int = _key(10, "Sentences per minibatch (of similar lengths).", minimum=1)
+    epochs: int = _key(50, "At most this many epochs.", minimum=1)
+    patience: int = _key(5, "Stop after this many epochs without a better dev score; 0 = never.")
+    seed: int = _key(1, "Seeds Python and torch; a CPU run is reproducible with one seed.")
+    loss_reduction: str = _key(
+        "sum", "The CRF's NLL summed over the batch or averaged.", choices=("sum", "mean")
+    )
+    word_dropout: float = _key(
+        0.0,
+        "Probability of replacing a word seen once in training by the unknown word (Lample et "
+        "al. 2016).",
+        probability={"one_allowed": True},
+    )
+    average_from: int = _key(
+        0,
+        "Weight averaging (Izmailov et al. 2018): from this epoch on, dev scoring, early "
+        "stopping and the saved model use the mean of the weights at each epoch's end since "
+        "(training goes on from the raw weights); 0 = off.",
+        minimum=0,
+    )
+    amp: bool = _key(False, "bfloat16 autocast for the encoder (GPUs); the CRF stays float32.")
 
 
 @dataclass(frozen=True)
@@ -288,14 +357,12 @@ def _check_value(value: Any, hint: Any, spec: dataclasses.Field, source: str, ke
     choices = spec.metadata.get("choices")
     if choices and value not in choices:
         raise CrftagError(f"{source}: {key}: expected one of {'|'.join(choices)}, got {value!r}")
-    # Every number is a size, rate or count, so negative values are mistakes; column indices
-    # count from the end when negative.
-    minimum = spec.metadata.get("minimum", None if key.endswith("_column") else 0)
+    minimum = minimum_of(spec)
     if base in (int, float) and minimum is not None and value < minimum:
         raise CrftagError(f"{source}: {key}: expected a value >= {minimum}, got {value}")
     probability = spec.metadata.get("probability")
     if probability is not None and (value > 1 or (value == 1 and not probability["one_allowed"])):
-        interval = "[0, 1]" if probability["one_allowed"] else "[0, 1)"
+        interval = probability_interval(spec)
         raise CrftagError(f"{source}: {key}: expected a probability in {interval}, got {value}")
     return value
 

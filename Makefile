@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all demo bench bench-speed bench-crf bench-reference bench-accuracy models lint format clean
+.PHONY: install test test-all demo bench bench-speed bench-crf bench-reference bench-accuracy models lint format docs results clean
 
 install: $(STAMP)
 
@@ -66,6 +66,14 @@ bench-reference: install
 	$(REFERENCE_VENV)/bin/python -c "import torch" 2>/dev/null || $(REFERENCE_VENV)/bin/pip install -q -c $(REFERENCE_VENV)/constraints.txt torch
 	$(REFERENCE_VENV)/bin/pip install -q -c $(REFERENCE_VENV)/constraints.txt flair -e .
 	$(REFERENCE_VENV)/bin/python benchmarks/reference_training.py --json benchmarks/results/reference_training.json
+
+# The config reference, docs/config.md, from the keys' descriptions in crftag/config.py.
+docs: install
+	$(PY) -m crftag.config_reference docs/config.md
+
+# benchmarks/RESULTS.md from benchmarks/results/*.json.
+results: install
+	$(PY) benchmarks/results_table.py
 
 lint: install
 	$(PY) -m ruff format --check crftag tests benchmarks

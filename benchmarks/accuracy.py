@@ -3,11 +3,14 @@ model, and report per seed, mean and standard deviation.
 
     python benchmarks/accuracy.py [--seeds 1 2 3] [--configs configs/conll03.yaml ...]
                                   [--runs runs/accuracy] [--device auto] [--merge]
+                                  [--json benchmarks/results/accuracy.json]
+                                  [--results-md benchmarks/RESULTS.md]
 
 By default: configs/conll03.yaml and configs/ud_ewt_upos.yaml with seeds 1, 2 and 3, the feature
 CRF (configs/conll03_features.yaml) with seed 1, and the CRFsuite baseline on the same split when
-python-crfsuite is installed. Writes benchmarks/results/accuracy.json and prints a Markdown table
-for the README. A run directory that already holds a finished run (metrics.json) is reused, so an
+python-crfsuite is installed. Writes benchmarks/results/accuracy.json, regenerates
+benchmarks/RESULTS.md from the results folder (results_table.py) and prints the accuracy table.
+A run directory that already holds a finished run (metrics.json) is reused, so an
 interrupted benchmark continues where it stopped; --merge keeps the JSON's entries for the configs
 not named (re-benchmarking one recipe without re-training the others). Hours of CPU time: never
 part of `make test`.
@@ -30,6 +33,10 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import results_table  # noqa: E402
+
 DEFAULT_CONFIGS = ["configs/conll03.yaml", "configs/ud_ewt_upos.yaml"]
 # Configs trained with one seed only in the default run (minutes, and deterministic enough).
 SINGLE_SEED = {"configs/conll03_features.yaml"}
@@ -95,10 +102,6 @@ def summarise(values: list[float]) -> dict:
     }
 
 
-def _duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", nargs="+", default=[*DEFAULT_CONFIGS, *sorted(SINGLE_SEED)])
@@ -106,6 +109,11 @@ def main() -> None:
     parser.add_argument("--runs", default=os.path.join(ROOT, "runs", "accuracy"))
     parser.add_argument("--device", default="auto")
     parser.add_argument("--json", default=os.path.join(HERE, "results", "accuracy.json"))
+    parser.add_argument(
+        "--results-md",
+        default=results_table.OUTPUT,
+        help="Markdown file regenerated from the JSON files beside --json",
+    )
     parser.add_argument(
         "--merge",
         action="store_true",
@@ -142,31 +150,8 @@ def main() -> None:
     with open(args.json, "w", encoding="utf-8") as handle:
         json.dump(report, handle, indent=2)
         handle.write("\n")
-    machine = report["machine"]
-    print(f"Machine: {machine['cpu']}, {machine['cores']} cores, torch {machine['torch']}.\n")
-    print("| config | seed | dev | test | epochs | train time | tokens/s |")
-    print("|---|---|---|---|---|---|---|")
-    for config, result in report["results"].items():
-        for s in result["seeds"]:
-            print(
-                f"| {config} | {s['seed']} | {100 * s['dev']:.2f} | {100 * s['test']:.2f} | "
-                f"{s['epochs']} | {_duration(s['train_seconds'])} | "
-                f"{s['tokens_per_second']:.0f} |"
-            )
-        if len(result["seeds"]) < 2:
-            continue  # one seed has no spread to report
-        dev, test = result["dev"], result["test"]
-        print(
-            f"| {config} | mean ± sd | {100 * dev['mean']:.2f} ± {100 * dev['std']:.2f} | "
-            f"{100 * test['mean']:.2f} ± {100 * test['std']:.2f} | | | |"
-        )
-
-    baseline = report.get("crfsuite_baseline")
-    if baseline:
-        print(
-            f"| CRFsuite baseline | - | {100 * baseline['dev']:.2f} | {100 * baseline['test']:.2f} "
-            f"| {baseline['iterations']} iterations | {_duration(baseline['train_seconds'])} | |"
-        )
+    results_table.write(os.path.dirname(os.path.abspath(args.json)), args.results_md)
+    print("\n".join(results_table.accuracy_table(report)))
 
 
 def crfsuite_baseline() -> dict | None:

@@ -1,4 +1,5 @@
-"""benchmarks/accuracy.py: finished runs are reused, and --merge keeps the other configs' entries.
+"""benchmarks/accuracy.py: finished runs are reused, --merge keeps the other configs' entries, and
+the Markdown results file is regenerated from the JSON (never the README).
 
 No training here: each run directory is given a finished metrics.json, which the benchmark reads
 instead of training (what lets an interrupted benchmark continue).
@@ -39,6 +40,7 @@ def _main(accuracy, monkeypatch, arguments):
 
 def test_merge_replaces_only_the_named_config(accuracy, monkeypatch, tmp_path, capsys):
     runs, output = str(tmp_path / "runs"), str(tmp_path / "accuracy.json")
+    results_md = tmp_path / "RESULTS.md"
     earlier = {
         "machine": {},
         "results": {
@@ -53,6 +55,7 @@ def test_merge_replaces_only_the_named_config(accuracy, monkeypatch, tmp_path, c
         _finished_run(runs, "configs/a.yaml", seed, dev, test)
 
     arguments = ["--configs", "configs/a.yaml", "--seeds", "1", "2", "--runs", runs]
+    arguments += ["--results-md", str(results_md)]
     _main(accuracy, monkeypatch, [*arguments, "--json", output, "--merge"])
     with open(output, encoding="utf-8") as handle:
         report = json.load(handle)
@@ -65,7 +68,12 @@ def test_merge_replaces_only_the_named_config(accuracy, monkeypatch, tmp_path, c
     assert a["dev"]["mean"] == pytest.approx(0.91)
     assert a["test"]["mean"] == pytest.approx(0.82)
     assert a["test"]["std"] == pytest.approx(0.0282843, abs=1e-6)
-    assert "| configs/a.yaml | mean ± sd | 91.00 ± 1.41 | 82.00 ± 2.83 |" in capsys.readouterr().out
+    mean_row = "| configs/a.yaml | mean ± sd | 91.00 ± 1.41 | 82.00 ± 2.83 |"
+    assert mean_row in capsys.readouterr().out
+    table = results_md.read_text(encoding="utf-8")
+    assert mean_row in table
+    assert "| configs/b.yaml |" not in table  # b has no seeds to list
+    assert "| CRFsuite baseline | - | 50.00 | 40.00 | 3 iterations |" in table
 
     # Without --merge the file holds only what this invocation measured.
     _main(accuracy, monkeypatch, [*arguments, "--json", output])

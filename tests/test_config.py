@@ -99,3 +99,12 @@ def test_train_may_be_a_list_of_files(tmp_path):
         load_config(write(tmp_path, "data:\n  train: []\n"))
     with pytest.raises(CrftagError, match=r"train\.lr: expected float, got list"):
         load_config(write(tmp_path, "data:\n  train: t\ntrain:\n  lr: [1]\n"))
+
+
+def test_numbers_are_never_negative_except_column_indices(tmp_path):
+    config = load_config(write(tmp_path, "data:\n  train: t\n  tag_column: -1\n"))
+    assert config.data.tag_column == -1  # counts from the end
+    with pytest.raises(CrftagError, match=r"vocab\.min_freq: expected a value >= 0, got -1"):
+        load_config(write(tmp_path, "data:\n  train: t\nvocab:\n  min_freq: -1\n"))
+    with pytest.raises(CrftagError, match=r"train\.lr: expected a value >= 0, got -0\.1"):
+        load_config(write(tmp_path, "data:\n  train: t\ntrain:\n  lr: -0.1\n"))

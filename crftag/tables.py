@@ -51,10 +51,12 @@ def print_table(
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left")
+    table = Table()
     for column, header in enumerate(headers):
         table.add_column(header, justify="left" if column == 0 else "right")
     for row in rows:
         table.add_row(*row)
     # Cells are data, not rich markup: a label such as "[0.5, 0.6)" is printed as it is.
-    Console(file=stream, markup=False, emoji=False, highlight=False).print(table)
+    console = Console(file=stream, markup=False, emoji=False, highlight=False)
+    console.print(title, style="bold")  # above the table, not in it: a title as wide as the
+    console.print(table)  # terminal is not wrapped to the narrower table

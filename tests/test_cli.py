@@ -8,8 +8,6 @@ from pathlib import Path
 
 import torch
 
-from crftag.data.tokenize import tokenize
-
 
 def test_train_writes_one_self_contained_checkpoint(sample_model):
     assert sorted(os.listdir(sample_model)) == ["metrics.json", "model.pt"]
@@ -41,44 +39,6 @@ def test_eval_json_accepts_the_model_file_and_several_files(invoke, sample_model
     # The F1 in the JSON is the harmonic mean of its own precision and recall.
     p, r = micro["precision"], micro["recall"]
     assert abs(micro["f1"] - (2 * p * r / (p + r) if p + r else 0.0)) < 1e-9
-
-
-def test_predict_gives_one_record_per_input_line_in_order(invoke, sample_model):
-    lines = ["John Smith lives in Berlin.", "", "   ", "Zürich \u00e9t\u00e9 ☃ .", "One"] * 7
-    result = invoke(
-        ["predict", "-m", str(sample_model), "--format", "jsonl", "--batch-size", "4"],
-        stdin="\n".join(lines) + "\n",
-    )
-    assert result.status == 0, result.stderr
-    records = [json.loads(line) for line in result.stdout.splitlines()]
-    assert len(records) == len(lines)
-    for line, record in zip(lines, records, strict=True):
-        assert record["tokens"] == tokenize(line)
-        assert len(record["tags"]) == len(record["tokens"])
-        for span in record["spans"]:
-            assert span["text"] == " ".join(record["tokens"][span["start"] : span["end"]])
-    assert result.stderr == ""
-
-
-def test_predict_conll_keeps_every_column_and_appends_a_tag(invoke, sample_model, tmp_path):
-    source = tmp_path / "in.conll"
-    source.write_text("-DOCSTART- -X- O\n\nAnna NNP B-PER\nsings VBZ O\n\nOslo NNP B-LOC\n")
-    result = invoke(["predict", "-m", str(sample_model), "--input-format", "conll", str(source)])
-    assert result.status == 0, result.stderr
-    out = result.stdout.splitlines()
-    assert out[0] == "-DOCSTART- -X- O O"
-    kept = [line.rsplit(" ", 1)[0] for line in out if line]
-    assert kept == ["-DOCSTART- -X- O", "Anna NNP B-PER", "sings VBZ O", "Oslo NNP B-LOC"]
-    assert all(len(line.split()) == 4 for line in out if line)
-
-
-def test_predict_tokens_input_keeps_tokens_unchanged(invoke, sample_model):
-    result = invoke(
-        ["predict", "-m", str(sample_model), "--input-format", "tokens"],
-        stdin="Mr.Smith went to Berlin.\n",
-    )
-    tokens = [line.split("\t")[0] for line in result.stdout.splitlines() if line]
-    assert tokens == ["Mr.Smith", "went", "to", "Berlin."]
 
 
 def test_user_errors_are_one_line_without_traceback(invoke, sample_model, tmp_path):
@@ -151,91 +111,6 @@ def test_console_script_and_module_entry_point(sample_model):
     ]
 
 
-def test_jsonl_carries_confidence_probability_and_nbest(invoke, sample_model):
-    text = "John Smith lives in Berlin.\nShares in Siemens rose in Tokyo.\n\nAnna\n"
-    result = invoke(
-        ["predict", "-m", str(sample_model), "--format", "jsonl", "--nbest", "3", "--probs"],
-        stdin=text,
-    )
-    assert result.status == 0, result.stderr
-    records = [json.loads(line) for line in result.stdout.splitlines()]
-    assert len(records) == 4
-    for record in records:
-        assert 0.0 <= record["probability"] <= 1.0
-        for span in record["spans"]:
-            assert 0.0 <= span["confidence"] <= 1.0
-        assert len(record["probs"]) == len(record["tokens"])
-        if record["tokens"]:
-            paths = record["nbest"]
-            assert len(paths) == 3
-            assert len({tuple(p["tags"]) for p in paths}) == 3
-            assert paths[0]["score"] >= paths[1]["score"] >= paths[2]["score"]
-            assert paths[0]["tags"] == record["tags"]
-            assert abs(paths[0]["probability"] - record["probability"]) < 1e-6
-
-
-def test_probs_all_are_distributions_and_min_confidence_drops_spans(invoke, sample_model):
-    text = "Greta Holloway met Boris in Tbilisi.\n"
-    full = invoke(
-        ["predict", "-m", str(sample_model), "--format", "jsonl", "--probs", "all"], stdin=text
-    )
-    record = json.loads(full.stdout)
-    for distribution, tag, p in zip(
-        record["marginals"], record["tags"], record["probs"], strict=True
-    ):
-        assert abs(sum(distribution.values()) - 1.0) < 1e-4
-        assert distribution[tag] == p
-    threshold = 1.0 - 1e-12
-    strict = invoke(
-        [
-            "predict",
-            "-m",
-            str(sample_model),
-            "--format",
-            "jsonl",
-            "--min-confidence",
-            str(threshold),
-        ],
-        stdin=text,
-    )
-    kept = json.loads(strict.stdout)
-    assert all(span["confidence"] >= threshold for span in kept["spans"])
-    covered = {i for span in kept["spans"] for i in range(span["start"], span["end"])}
-    assert all(tag == "O" for i, tag in enumerate(kept["tags"]) if i not in covered)
-
-
-def test_eval_calibration_prints_table_and_ece(invoke, sample_model):
-    result = invoke(["eval", "data/ner_sample.dev.conll", "-m", str(sample_model), "--calibration"])
-    assert result.status == 0, result.stderr
-    assert "expected calibration error" in result.stdout
-    as_json = invoke(
-        ["eval", "data/ner_sample.dev.conll", "-m", str(sample_model), "--calibration", "--json"]
-    )
-    calibration = json.loads(as_json.stdout)["calibration"]
-    assert sum(row["spans"] for row in calibration["bins"]) == calibration["spans"]
-    assert 0.0 <= calibration["ece"] <= 1.0
-    # With no threshold every predicted span is kept: the figures are eval's own micro P/R.
-    micro = json.loads(as_json.stdout)["entities"]["micro"]
-    assert abs(calibration["thresholds"][0]["precision"] - micro["precision"]) < 1e-9
-    assert abs(calibration["thresholds"][0]["recall"] - micro["recall"]) < 1e-9
-
-
-def test_constrained_decoding_never_outputs_a_malformed_span(sample_model):
-    from crftag import Tagger
-    from crftag.data.conll import ColumnSpec, read_columns
-    from crftag.data.schemes import convert
-
-    tagger = Tagger.load(str(sample_model))
-    with open("data/ner_sample.test.conll", "rb") as stream:
-        sentences = [s.tokens for s in read_columns(stream, "test", ColumnSpec())]
-    symbols = tagger.tag_symbols
-    for indices, batch in tagger._batches(sentences, 64):
-        tags, _ = tagger.model.decode(batch)
-        for index, row in zip(indices, tags.tolist(), strict=True):
-            internal = [symbols[t] for t in row[: len(sentences[index])]]
-            assert convert(internal, "bioes") == internal  # well-formed BIOES
-
-
 def test_readme_python_example_runs(sample_model, tmp_path, monkeypatch, capsys):
     readme = Path("README.md").read_text(encoding="utf-8")
     section = readme.split("## Python API", 1)[1]
@@ -247,3 +122,23 @@ def test_readme_python_example_runs(sample_model, tmp_path, monkeypatch, capsys)
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].startswith("['John', 'Smith', 'lives', 'in', 'Berlin', '.']")
     assert printed[-1].startswith("  ") or printed[-1].startswith("['Anna'")
+
+
+def test_eval_draws_tables_on_a_terminal_and_plain_text_when_piped(
+    invoke, sample_model, monkeypatch
+):
+    import crftag.tables
+
+    args = ["eval", "data/ner_sample.dev.conll", "-m", str(sample_model), "--calibration"]
+    piped = invoke(args)
+    assert piped.status == 0, piped.stderr
+    assert "type         precision    recall        f1   support" in piped.stdout.splitlines()
+    assert "\u2502" not in piped.stdout
+    monkeypatch.setattr(crftag.tables, "is_terminal", lambda stream: True)
+    drawn = invoke(args)
+    assert drawn.status == 0, drawn.stderr
+    assert "\u2502" in drawn.stdout and "type         precision" not in drawn.stdout
+    assert "data/ner_sample.dev.conll: 200 sentences, 2169 tokens; token accuracy" in drawn.stdout
+    assert "expected calibration error" in drawn.stdout and "[0.9, 1.0)" in drawn.stdout
+    overall = next(line for line in piped.stdout.splitlines() if line.startswith("overall"))
+    assert all(figure in drawn.stdout for figure in overall.split()[1:])

@@ -1,0 +1,73 @@
+"""Tagging with worker processes: the merged output is what one process writes, and a
+worker's user error reaches the user as one line."""
+
+import io
+import subprocess
+import sys
+
+import pytest
+
+from crftag.errors import CrftagError
+from crftag.inference.parallel import predict_in_processes
+from crftag.inference.streaming import PredictOptions, tag_files
+
+
+def options_for(model, **changes):
+    settings = {
+        "model": str(model),
+        "device": "cpu",
+        "input_format": "text",
+        "output_format": "jsonl",
+        "batch_size": 4,
+        "probs": "tag",
+        "nbest": 2,
+    }
+    return PredictOptions(**{**settings, **changes})
+
+
+def test_workers_read_stdin_and_merge_to_the_bytes_of_one_process(
+    sample_model, tmp_path, monkeypatch
+):
+    lines = [f"Anna Smith {i} lives in Berlin ." if i % 5 else "" for i in range(30)]
+    text = "".join(line + "\n" for line in lines)
+    source = tmp_path / "in.txt"
+    source.write_text(text, encoding="utf-8")
+    options = options_for(sample_model)
+    one = io.StringIO()
+    tag_files(options, [str(source)], one)
+    stdin = io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    merged = io.StringIO()
+    assert predict_in_processes(3, ["-"], options, merged) == len(lines)
+    assert merged.getvalue() == one.getvalue()
+
+
+def test_a_workers_user_error_is_raised_and_nothing_is_written(sample_model, tmp_path):
+    bad = tmp_path / "bad.conll"
+    bad.write_bytes(b"Anna B-PER\n\ncaf\xe9 O\n")
+    merged = io.StringIO()
+    with pytest.raises(CrftagError, match=r"bad\.conll:3: not valid UTF-8"):
+        predict_in_processes(2, [str(bad)], options_for(sample_model, input_format="conll"), merged)
+    assert merged.getvalue() == ""
+
+
+def test_jobs_error_is_one_line_on_stderr_and_a_nonzero_exit(sample_model, tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "crftag", "predict", "-m", str(tmp_path), "--jobs", "2"],
+        input=b"Anna sings .\n",
+        capture_output=True,
+        timeout=300,
+    )
+    stderr = done.stderr.decode("utf-8")
+    assert done.returncode == 2 and done.stdout == b""
+    assert stderr.splitlines() == [
+        f"crftag: error: {tmp_path}: no model.pt in this directory; is it a training run?"
+    ]
+
+
+def test_jobs_and_shard_do_not_combine(invoke, sample_model):
+    result = invoke(["predict", "-m", str(sample_model), "--jobs", "2", "--shard", "0/2"])
+    assert result.status == 2 and result.stdout == ""
+    assert result.stderr == (
+        "crftag: error: --jobs and --shard do not combine; run one or the other\n"
+    )

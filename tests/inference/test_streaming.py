@@ -1,0 +1,96 @@
+"""Streaming predict through the CLI and :func:`predict_files`: one record per input sentence,
+in input order, in each input and output format."""
+
+import io
+import json
+
+import pytest
+
+from crftag.data.tokenize import tokenize
+from crftag.inference.streaming import PredictOptions, predict_files, tag_files
+from crftag.inference.tagger import Tagger
+
+
+def test_predict_gives_one_record_per_input_line_in_order(invoke, sample_model):
+    lines = ["John Smith lives in Berlin.", "", "   ", "Zürich \u00e9t\u00e9 ☃ .", "One"] * 7
+    result = invoke(
+        ["predict", "-m", str(sample_model), "--format", "jsonl", "--batch-size", "4"],
+        stdin="\n".join(lines) + "\n",
+    )
+    assert result.status == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(records) == len(lines)
+    for line, record in zip(lines, records, strict=True):
+        assert record["tokens"] == tokenize(line)
+        assert len(record["tags"]) == len(record["tokens"])
+        for span in record["spans"]:
+            assert span["text"] == " ".join(record["tokens"][span["start"] : span["end"]])
+    assert result.stderr == ""
+
+
+def test_predict_conll_keeps_every_column_and_appends_a_tag(invoke, sample_model, tmp_path):
+    source = tmp_path / "in.conll"
+    source.write_text("-DOCSTART- -X- O\n\nAnna NNP B-PER\nsings VBZ O\n\nOslo NNP B-LOC\n")
+    result = invoke(["predict", "-m", str(sample_model), "--input-format", "conll", str(source)])
+    assert result.status == 0, result.stderr
+    out = result.stdout.splitlines()
+    assert out[0] == "-DOCSTART- -X- O O"
+    kept = [line.rsplit(" ", 1)[0] for line in out if line]
+    assert kept == ["-DOCSTART- -X- O", "Anna NNP B-PER", "sings VBZ O", "Oslo NNP B-LOC"]
+    assert all(len(line.split()) == 4 for line in out if line)
+
+
+def test_predict_tokens_input_keeps_tokens_unchanged(invoke, sample_model):
+    result = invoke(
+        ["predict", "-m", str(sample_model), "--input-format", "tokens"],
+        stdin="Mr.Smith went to Berlin.\n",
+    )
+    tokens = [line.split("\t")[0] for line in result.stdout.splitlines() if line]
+    assert tokens == ["Mr.Smith", "went", "to", "Berlin."]
+
+
+def test_predict_files_names_the_formats_it_accepts(sample_model, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("Anna sings .\n", encoding="utf-8")
+    tagger = Tagger.load(str(sample_model))
+    common = {"batch_size": 8, "output": io.StringIO()}
+    with pytest.raises(ValueError, match=r"expected input_format in .*'conllu'.*, got 'xml'"):
+        predict_files(tagger, [str(source)], input_format="xml", output_format="conll", **common)
+    with pytest.raises(ValueError, match=r"expected output_format in .*'jsonl'.*, got 'csv'"):
+        predict_files(tagger, [str(source)], input_format="text", output_format="csv", **common)
+
+
+def test_tag_files_loads_the_model_and_writes_what_predict_writes(invoke, sample_model, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("John Smith lives in Berlin.\n\nShares in Siemens rose.\n", encoding="utf-8")
+    options = PredictOptions(
+        model=str(sample_model),
+        device="cpu",
+        input_format="text",
+        output_format="jsonl",
+        batch_size=2,
+        probs="tag",
+        nbest=2,
+    )
+    output = io.StringIO()
+    assert tag_files(options, [str(source)], output) == 3
+    cli = invoke(
+        [
+            "predict",
+            str(source),
+            "-m",
+            str(sample_model),
+            "--device",
+            "cpu",
+            "--format",
+            "jsonl",
+            "--batch-size",
+            "2",
+            "--probs",
+            "--nbest",
+            "2",
+        ]
+    )
+    assert cli.status == 0, cli.stderr
+    assert output.getvalue() == cli.stdout
+    assert [len(json.loads(line)["nbest"]) for line in cli.stdout.splitlines()] == [2, 1, 2]

@@ -33,10 +33,13 @@ import torch
 
 from crftag.checkpoint import build_model
 from crftag.config import load_config
-from crftag.data.batching import bucketed_batches, collate, encode
+from crftag.data.batching import bucketed_batches
 from crftag.data.conll import ColumnSpec, open_binary, read_columns
-from crftag.data.schemes import convert, to_spans
-from crftag.training.run import _optimizer, build_vocabularies, prepare_embeddings
+from crftag.data.schemes import to_spans
+from crftag.training.corpus import build_vocabularies, encode_training_set, in_train_scheme
+from crftag.training.embeddings import set_trained_rows
+from crftag.training.optimizers import make_optimizer
+from crftag.training.step import train_step, training_batch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -47,6 +50,8 @@ OVERRIDES = [
     "model.char_encoder=lstm",
     "model.char_dim=25",
     "model.char_size=25",
+    "model.hidden_size=200",
+    "train.word_dropout=0",
     # flair's network has no document context: the same shape on both sides, sentence batches.
     "model.document_context=false",
 ]
@@ -59,28 +64,31 @@ def read_train():
 
 
 class Crftag:
-    """crftag's training step, as `crftag train` runs it (crftag/train.py)."""
+    """crftag's training step, as `crftag train` runs it: its own batches and train_step."""
 
     name = "crftag"
 
     def __init__(self, sentences):
         config = load_config(os.path.join(ROOT, "configs", "conll03.yaml"), OVERRIDES)
-        tagged = [type(s)(s.tokens, tuple(convert(s.tags, "bioes")), s.line) for s in sentences]
-        vocabularies = build_vocabularies(config, tagged, "bioes")
-        self.encoded = [encode(s.tokens, vocabularies, s.tags) for s in tagged]
+        self.settings = config.train
+        files = [("eng.train", sentences)]
+        vocabularies = build_vocabularies(config, in_train_scheme(sentences, "bioes"), "bioes")
+        self.training = encode_training_set(files, vocabularies, "iob1", "bioes")
         self.model = build_model(config, vocabularies, "bioes")
-        prepare_embeddings(self.model, config, torch.cat([e.words for e in self.encoded]))
-        self.optimizer = _optimizer(config, self.model)
-        self.clip = config.train.clip_grad_norm
+        set_trained_rows(self.model, config, self.training.words)
+        self.optimizer = make_optimizer(config, self.model)
+        self.no_singletons = torch.zeros(len(vocabularies.words), dtype=torch.bool)
         self.model.train()
 
     def step(self, rows):
-        batch = collate([self.encoded[i] for i in rows])
-        loss = self.model(batch, reduction="sum")
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.clip)
-        self.optimizer.step()
+        batch = training_batch(
+            self.training,
+            rows,
+            document_context=False,
+            singletons=self.no_singletons,
+            word_dropout=0.0,
+        )
+        train_step(self.model, self.optimizer, batch, self.settings)
 
 
 class Flair:

@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -34,30 +35,21 @@ sys.path.insert(0, HERE)
 
 from crf_kernels import SHAPES, bench_shape, paired_seconds, viterbi_kernel  # noqa: E402
 
-from crftag.checkpoint import (  # noqa: E402
-    BUNDLED_MODELS,
-    MODELS_DIR,
-    LoadedModel,
-    build_model,
-    save_model,
-)
+from crftag.checkpoint import LoadedModel, build_model, save_model  # noqa: E402
 from crftag.config import load_config  # noqa: E402
-from crftag.data.batching import (  # noqa: E402
-    bucketed_batches,
-    collate,
-    document_batches,
-    document_groups,
-    encode,
-)
+from crftag.data.batching import encode  # noqa: E402
 from crftag.data.conll import (  # noqa: E402
     ColumnSpec,
-    document_keys,  # noqa: E402
     open_binary,
     read_columns,
 )
 from crftag.data.schemes import convert  # noqa: E402
 from crftag.inference.tagger import Tagger  # noqa: E402
-from crftag.training.run import _optimizer, build_vocabularies, prepare_embeddings  # noqa: E402
+from crftag.registry import BUNDLED_MODELS, MODELS_DIR  # noqa: E402
+from crftag.training.corpus import build_vocabularies, encode_training_set  # noqa: E402
+from crftag.training.embeddings import set_trained_rows  # noqa: E402
+from crftag.training.optimizers import make_optimizer, set_learning_rate  # noqa: E402
+from crftag.training.step import epoch_batches, train_step, training_batch  # noqa: E402
 
 CONLL = os.path.join(ROOT, "..", "shared", "data", "conll2003")
 CRFTAG = [sys.executable, "-m", "crftag"]
@@ -90,13 +82,13 @@ def untrained_model(directory):
 
 
 def training_step(model_path, batches_to_time):
-    """A whole training step against the encoder's forward and backward alone."""
+    """A whole training step (crftag's own train_step on the batches training makes) against
+    the encoder's forward and backward alone."""
     tagger = Tagger.load(model_path)
-    model, vocabularies = tagger.model, tagger.loaded.vocabularies
-    config = tagger.loaded.config
+    model, vocabularies, config = tagger.model, tagger.vocabularies, tagger.config
     sentences = read(os.path.join(CONLL, "eng.train"))
     # Prepared as training prepares it: only the rows of words in eng.train are trained.
-    prepare_embeddings(
+    set_trained_rows(
         model, config, torch.cat([encode(s.tokens, vocabularies).words for s in sentences])
     )
     kept = [
@@ -104,48 +96,35 @@ def training_step(model_path, batches_to_time):
         for s in sentences[:2000]
         if all(tag in vocabularies.tags for tag in convert(s.tags, "bioes"))
     ]
-    encoded = [encode(s.tokens, vocabularies, convert(s.tags, "bioes")) for s in kept]
-    import random
-
-    # Batched as training batches them: whole documents for a model with document context.
-    documents = document_keys(kept)
-    if config.model.document_context:
-        batches = document_batches(documents, 10, random.Random(0))
-    else:
-        batches = bucketed_batches([len(e.words) for e in encoded], 10, random.Random(0))
+    training = encode_training_set([("eng.train", kept)], vocabularies, "iob1", "bioes")
+    whole_documents = config.model.document_context
+    batches = epoch_batches(training, 10, random.Random(0), whole_documents=whole_documents)
     batches = batches[:batches_to_time]
+    no_singletons = torch.zeros(len(vocabularies.words), dtype=torch.bool)
 
     def make_batch(rows):
-        batch = collate([encoded[i] for i in rows])
-        if config.model.document_context:
-            batch.groups = document_groups(
-                [kept[i].tokens for i in rows], [documents[i] for i in rows], vocabularies
-            )
-        return batch
+        return training_batch(
+            training,
+            rows,
+            document_context=whole_documents,
+            singletons=no_singletons,
+            word_dropout=0.0,
+        )
 
     # The optimizer training builds, at learning rate 0 so the timed weights do not drift.
-    optimizer = _optimizer(config, model)
-    for parameters in optimizer.param_groups:
-        parameters["lr"] = 0.0
+    optimizer = make_optimizer(config, model)
+    set_learning_rate(optimizer, 0.0)
     model.train()
-    parts = {"collate": 0.0, "encoder": 0.0, "crf": 0.0, "backward": 0.0, "optimizer": 0.0}
+    parts = {"batch": 0.0, "train_step": 0.0}
 
     def full_step(rows):
         t0 = time.perf_counter()
         batch = make_batch(rows)
         t1 = time.perf_counter()
-        emissions = model.emissions(batch)
+        train_step(model, optimizer, batch, config.train)
         t2 = time.perf_counter()
-        loss = model.crf.nll(emissions, batch.tags, batch.mask, reduction="sum")
-        t3 = time.perf_counter()
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        t4 = time.perf_counter()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.train.clip_grad_norm)
-        optimizer.step()
-        t5 = time.perf_counter()
-        for name, seconds in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4), strict=True):
-            parts[name] += seconds
+        parts["batch"] += t1 - t0
+        parts["train_step"] += t2 - t1
 
     collated = [make_batch(rows) for rows in batches]
 

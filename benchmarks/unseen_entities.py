@@ -78,8 +78,8 @@ def main() -> None:
 
     taggers = []
     if args.model:
-        from crftag.checkpoint import resolve_model_path
         from crftag.inference.tagger import Tagger
+        from crftag.registry import resolve_model_path
 
         taggers = [(name, Tagger.load(resolve_model_path(name))) for name in args.model]
 

@@ -19,30 +19,25 @@ import torch
 
 from crftag import __version__
 from crftag.config import Config
-from crftag.data.batching import Vocabularies
 from crftag.data.schemes import allowed_transitions
+from crftag.data.vocab import Vocabularies
 from crftag.errors import CrftagError
 from crftag.nn.taggers import BiLSTMCRF, CRFTagger, FeatureCRF
+from crftag.registry import resolve_model_path
 
 __all__ = [
-    "BUNDLED_MODELS",
-    "DEFAULT_MODEL",
     "FORMAT_VERSION",
     "LoadedModel",
     "build_model",
     "load_model",
+    "loaded_from_payload",
+    "model_payload",
+    "read_checkpoint",
     "save_model",
+    "write_atomically",
 ]
 
 FORMAT_VERSION = 1
-FILE_NAME = "model.pt"
-# Models that ship inside the package (crftag/models/NAME.pt), selected with -m NAME.
-BUNDLED_MODELS = {
-    "en-ner": "English named entities (PER, LOC, ORG, MISC), trained on CoNLL-2003",
-    "en-pos": "English universal part-of-speech tags, trained on UD English-EWT",
-}
-DEFAULT_MODEL = "en-ner"
-MODELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
 
 
 @dataclass
@@ -82,13 +77,15 @@ def build_model(config: Config, vocabularies: Vocabularies, train_scheme: str) -
     )
 
 
-def save_model(path: str, loaded: LoadedModel, *, half: bool = False) -> None:
-    """Write ``loaded`` to ``path`` atomically. ``half`` stores floating-point weights in float16
-    (half the file; they are widened back to float32 when loaded)."""
+def model_payload(loaded: LoadedModel, *, half: bool = False) -> dict:
+    """What a checkpoint file holds, as plain values and CPU tensors: the one description of a
+    model that both model files and resume files (which add the optimizer and run state) store.
+    ``half`` stores floating-point weights in float16 (half the file; they are widened back to
+    float32 when loaded)."""
     weights = {k: v.detach().cpu() for k, v in loaded.model.state_dict().items()}
     if half:
         weights = {k: v.half() if v.is_floating_point() else v for k, v in weights.items()}
-    state = {
+    return {
         "format": "crftag",
         "format_version": FORMAT_VERSION,
         "crftag_version": __version__,
@@ -99,7 +96,11 @@ def save_model(path: str, loaded: LoadedModel, *, half: bool = False) -> None:
         "metrics": loaded.metrics,
         "state_dict": weights,
     }
-    write_atomically(path, state)
+
+
+def save_model(path: str, loaded: LoadedModel, *, half: bool = False) -> None:
+    """Write ``loaded`` to ``path`` atomically (see :func:`write_atomically`)."""
+    write_atomically(path, model_payload(loaded, half=half))
 
 
 def write_atomically(path: str, payload: dict) -> None:
@@ -122,27 +123,6 @@ def write_atomically(path: str, payload: dict) -> None:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
-
-
-def resolve_model_path(path: str) -> str:
-    """``-m`` takes a bundled model's name, a checkpoint file, or a run directory that holds
-    ``model.pt``. A file or directory of a bundled model's name in the current directory wins."""
-    if path in BUNDLED_MODELS and not os.path.exists(path):
-        bundled = os.path.join(MODELS_DIR, f"{path}.pt")
-        if not os.path.exists(bundled):
-            raise CrftagError(
-                f"-m {path}: the bundled model is not in this copy of crftag ({bundled}); "
-                "build it with `make models`, or pass -m RUN_DIR"
-            )
-        return bundled
-    if os.path.isdir(path):
-        candidate = os.path.join(path, FILE_NAME)
-        if not os.path.exists(candidate):
-            raise CrftagError(f"{path}: no {FILE_NAME} in this directory; is it a training run?")
-        return candidate
-    if not os.path.exists(path):
-        raise CrftagError(f"{path}: no such model file or directory")
-    return path
 
 
 def read_checkpoint(path: str) -> dict:
@@ -186,11 +166,17 @@ def load_model(path: str, device: torch.device | str = "cpu") -> LoadedModel:
             f"{path}: checkpoint format {version} is newer than this crftag reads "
             f"({FORMAT_VERSION}); upgrade crftag"
         )
-    config = Config.from_dict(state["config"], source=path)
+    loaded = loaded_from_payload(state, path)
+    loaded.model.to(device).eval()
+    return loaded
+
+
+def loaded_from_payload(state: dict, source: str) -> LoadedModel:
+    """The model that :func:`model_payload` described, rebuilt on the CPU."""
+    config = Config.from_dict(state["config"], source=source)
     vocabularies = Vocabularies.from_state(state["vocabularies"])
     model = build_model(config, vocabularies, state["train_scheme"])
     model.load_state_dict(state["state_dict"])  # float16 weights are widened as they are copied
-    model.to(device).eval()
     return LoadedModel(
         model=model,
         vocabularies=vocabularies,

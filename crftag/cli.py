@@ -123,7 +123,7 @@ def train(
                 "--resume continues a run with its own config: give no CONFIG, --set or --seed"
             )
         metrics = run_training(
-            None, resume, device=resolve_device(device.value), progress=not quiet, resume=True
+            None, resume, device=resolve_device(device.value), show_progress=not quiet, resume=True
         )
         output = resume
     else:
@@ -134,7 +134,7 @@ def train(
             settings.append(f"train.seed={seed}")
         loaded_config = load_config(config, settings)
         resolved = resolve_device(device.value)
-        metrics = run_training(loaded_config, output, device=resolved, progress=not quiet)
+        metrics = run_training(loaded_config, output, device=resolved, show_progress=not quiet)
     if os.environ.get("RANK", "0") != "0":
         return  # under torchrun, rank 0 reports
     best = metrics.get("dev")

@@ -7,17 +7,55 @@ import pytest
 
 from crftag import cli
 
-TINY = [
-    "--set",
-    "train.epochs=3",
-    "--set",
-    "model.hidden_size=32",
-    "--set",
-    "model.word_dim=32",
-    "--device",
-    "cpu",
-    "--quiet",
-]
+# The one tiny model of the tests: configs/sample.yaml with these settings trains in seconds.
+TINY_SETTINGS = {"train.epochs": 3, "model.hidden_size": 32, "model.word_dim": 32}
+SAMPLE_CONFIG = "configs/sample.yaml"
+
+
+def _tiny_args(**settings) -> list[str]:
+    """`crftag train` options for the tiny model, with ``settings`` ({"train.lr": 0, ...} as
+    keyword arguments spelt train__lr=0) on top."""
+    chosen = {**TINY_SETTINGS, **{key.replace("__", "."): v for key, v in settings.items()}}
+    sets = [part for key, value in chosen.items() for part in ("--set", f"{key}={value}")]
+    return [*sets, "--device", "cpu", "--quiet"]
+
+
+TINY = _tiny_args()
+
+
+@pytest.fixture(scope="session")
+def tiny_args():
+    """A factory of `crftag train` options for the tiny model (train__lr=0 sets train.lr)."""
+    return _tiny_args
+
+
+@pytest.fixture(scope="session")
+def tiny_config():
+    """A factory of the tiny model's config, with settings on top (train__lr=0 sets train.lr)."""
+    from crftag.config import load_config
+
+    def make(**settings):
+        chosen = {**TINY_SETTINGS, **{key.replace("__", "."): v for key, v in settings.items()}}
+        return load_config(SAMPLE_CONFIG, [f"{key}={value}" for key, value in chosen.items()])
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def train_tiny(tiny_config):
+    """Train the tiny model in memory on the bundled NER sample; returns (tagger, epochs)."""
+    from crftag.data.conll import read_corpus
+    from crftag.training.run import train_in_memory
+
+    def train(**settings):
+        config = tiny_config(**settings)
+        train_set, dev = (
+            read_corpus(path, config.data.column_spec(path))
+            for path in (config.data.train, config.data.dev)
+        )
+        return train_in_memory(config, train_set, dev)
+
+    return train
 
 
 BENCHMARKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
@@ -60,6 +98,6 @@ def invoke(capsys, monkeypatch):
 def sample_model(tmp_path_factory):
     """A small NER model trained on the bundled sample, shared by the CLI tests."""
     directory = tmp_path_factory.mktemp("run")
-    status = cli.run(["train", "configs/sample.yaml", "-o", str(directory), *TINY])
+    status = cli.run(["train", SAMPLE_CONFIG, "-o", str(directory), *TINY])
     assert status == 0
     return directory

@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from crftag import checkpoint
-from crftag.checkpoint import MODELS_DIR, load_model, resolve_model_path
+from crftag import registry
+from crftag.checkpoint import load_model
+from crftag.registry import MODELS_DIR, resolve_model_path
 
 HAVE_NER = os.path.exists(os.path.join(MODELS_DIR, "en-ner.pt"))
 HAVE_POS = os.path.exists(os.path.join(MODELS_DIR, "en-pos.pt"))
@@ -30,7 +31,7 @@ def test_en_pos_tags_parts_of_speech(invoke):
 
 
 def test_a_missing_bundled_model_is_a_one_line_error(invoke, monkeypatch, tmp_path):
-    monkeypatch.setattr(checkpoint, "MODELS_DIR", str(tmp_path))
+    monkeypatch.setattr(registry, "MODELS_DIR", str(tmp_path))
     result = invoke(["predict", "-m", "en-pos"], stdin="A sentence .\n")
     assert result.status == 2 and result.stdout == ""
     assert "make models" in result.stderr and result.stderr.count("\n") == 1

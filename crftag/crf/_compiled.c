@@ -4,10 +4,11 @@
  * Written by hand because a NumPy or torch step is a few calls of a few microseconds each over
  * B x K x K numbers; at training and benchmark batch sizes the calls, not the arithmetic, are the
  * cost. Built as an optional extension (setup.py): where it does not compile, crftag runs the
- * NumPy and torch loops of crf_kernels.py instead. Each kernel comes in float and double.
+ * NumPy and torch loops of crftag/crf/kernels.py and viterbi.py instead. Each kernel comes in
+ * float and double.
  *
  * viterbi(emissions, lengths, transitions, start, end, path, scores, B, T, K)
- *   The same algorithm as crf_kernels._viterbi_numpy, in the same floating-point order, so the
+ *   The same algorithm as crftag.crf.viterbi._viterbi_numpy, in the same floating-point order, so the
  *   two give bit-identical paths and scores: the forward pass keeps only the best scores with the
  *   batch innermost (one contiguous row of B numbers per tag, which the compiler turns into
  *   vector max instructions), and the backtrace recomputes, for the one tag it follows at each

@@ -29,6 +29,7 @@ import torch
 from torch import nn
 
 from crftag.crf import kernels
+from crftag.crf.viterbi import viterbi
 
 __all__ = ["CRF"]
 
@@ -164,7 +165,7 @@ class CRF(nn.Module):
         Returns tags (B, T) long with 0 where masked, and their scores (B,).
         """
         self._validate(emissions, mask)
-        return kernels.viterbi(emissions, mask, *self.potentials())
+        return viterbi(emissions, mask, *self.potentials())
 
     def constrained_log_partition(
         self, emissions: torch.Tensor, mask: torch.Tensor, allowed_tags: torch.Tensor

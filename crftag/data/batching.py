@@ -16,12 +16,11 @@ import numpy as np
 import torch
 
 from crftag.data.features import FeatureHasher
-from crftag.data.vocab import Vocabulary, normalize_word
+from crftag.data.vocab import Vocabularies
 
 __all__ = [
     "Batch",
     "Encoded",
-    "Vocabularies",
     "bucketed_batches",
     "build_batch",
     "collate",
@@ -38,55 +37,6 @@ MAX_DOCUMENT_SENTENCES = 256
 # Characters of a word the character encoder sees: a word's shape is in its first few dozen
 # characters, and a cap keeps one 1 MB "word" from making a (B, T, 1M) tensor.
 MAX_WORD_CHARS = 64
-
-
-@dataclass
-class Vocabularies:
-    """The three vocabularies of a model and how words are normalised for look-up.
-
-    ``feature_buckets`` > 0 makes :func:`encode` add hashed sparse features (the feature CRF).
-    """
-
-    words: Vocabulary
-    chars: Vocabulary
-    tags: Vocabulary
-    lowercase: bool = False
-    normalize_digits: bool = True
-    feature_buckets: int = 0
-
-    def word_key(self, word: str) -> str:
-        return normalize_word(
-            word, lowercase=self.lowercase, normalize_digits=self.normalize_digits
-        )
-
-    def word_index(self, token: str) -> int:
-        """A word's index: by its normalised form, then lower-cased (as pretrained vectors of
-        lower-cased text were added), else the unknown word."""
-        key = self.word_key(token)
-        if key in self.words:
-            return self.words.index(key)
-        return self.words.index(key.lower())
-
-    def to_state(self) -> dict:
-        return {
-            "words": self.words.to_state(),
-            "chars": self.chars.to_state(),
-            "tags": self.tags.to_state(),
-            "lowercase": self.lowercase,
-            "normalize_digits": self.normalize_digits,
-            "feature_buckets": self.feature_buckets,
-        }
-
-    @classmethod
-    def from_state(cls, state: dict) -> Vocabularies:
-        return cls(
-            words=Vocabulary.from_state(state["words"]),
-            chars=Vocabulary.from_state(state["chars"]),
-            tags=Vocabulary.from_state(state["tags"]),
-            lowercase=bool(state["lowercase"]),
-            normalize_digits=bool(state["normalize_digits"]),
-            feature_buckets=int(state.get("feature_buckets", 0)),
-        )
 
 
 @dataclass(frozen=True)

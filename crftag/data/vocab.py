@@ -1,4 +1,5 @@
-"""Vocabularies: words, characters and tags, each a list of strings and the reverse map.
+"""Vocabularies: words, characters and tags, each a list of strings and the reverse map, and the
+one rule by which a word is looked up.
 
 Index 0 of the word and character vocabularies is padding and index 1 the unknown symbol; the tag
 vocabulary has neither (padded tag positions are masked out instead).
@@ -8,14 +9,17 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
-__all__ = ["PAD", "UNK", "Vocabulary", "normalize_word"]
+__all__ = ["PAD", "UNK", "Vocabularies", "Vocabulary", "look_up", "normalize_word"]
 
 PAD = "<pad>"
 UNK = "<unk>"
+UNKNOWN_INDEX = 1  # of UNK, in vocabularies with specials
 _DIGIT = re.compile(r"\d")
+T = TypeVar("T")
 
 
 def normalize_word(word: str, *, lowercase: bool, normalize_digits: bool) -> str:
@@ -25,6 +29,13 @@ def normalize_word(word: str, *, lowercase: bool, normalize_digits: bool) -> str
     if normalize_digits:
         word = _DIGIT.sub("0", word)
     return word
+
+
+def look_up(key: str, table: Mapping[str, T]) -> T | None:
+    """The one word look-up rule: a word's normalised form as it is, else lower-cased (so words
+    of pretrained vectors of lower-cased text still match), else None."""
+    found = table.get(key)
+    return found if found is not None else table.get(key.lower())
 
 
 @dataclass
@@ -59,9 +70,13 @@ class Vocabulary:
     def __contains__(self, symbol: str) -> bool:
         return symbol in self._index
 
+    def get(self, symbol: str) -> int | None:
+        """The symbol's index, or None when it is not in the vocabulary."""
+        return self._index.get(symbol)
+
     def index(self, symbol: str) -> int:
         if self.has_unknown:
-            return self._index.get(symbol, 1)
+            return self._index.get(symbol, UNKNOWN_INDEX)
         return self._index[symbol]
 
     def indices(self, symbols: Iterable[str]) -> list[int]:
@@ -80,3 +95,49 @@ class Vocabulary:
     @classmethod
     def from_state(cls, state: dict) -> Vocabulary:
         return cls(list(state["symbols"]), has_unknown=bool(state["has_unknown"]))
+
+
+@dataclass
+class Vocabularies:
+    """The three vocabularies of a model and how words are normalised for look-up.
+
+    ``feature_buckets`` > 0 makes :func:`encode` add hashed sparse features (the feature CRF).
+    """
+
+    words: Vocabulary
+    chars: Vocabulary
+    tags: Vocabulary
+    lowercase: bool = False
+    normalize_digits: bool = True
+    feature_buckets: int = 0
+
+    def word_key(self, word: str) -> str:
+        return normalize_word(
+            word, lowercase=self.lowercase, normalize_digits=self.normalize_digits
+        )
+
+    def word_index(self, token: str) -> int:
+        """A word's index by :func:`look_up` of its normalised form, else the unknown word."""
+        index = look_up(self.word_key(token), self.words)
+        return UNKNOWN_INDEX if index is None else index
+
+    def to_state(self) -> dict:
+        return {
+            "words": self.words.to_state(),
+            "chars": self.chars.to_state(),
+            "tags": self.tags.to_state(),
+            "lowercase": self.lowercase,
+            "normalize_digits": self.normalize_digits,
+            "feature_buckets": self.feature_buckets,
+        }
+
+    @classmethod
+    def from_state(cls, state: dict) -> Vocabularies:
+        return cls(
+            words=Vocabulary.from_state(state["words"]),
+            chars=Vocabulary.from_state(state["chars"]),
+            tags=Vocabulary.from_state(state["tags"]),
+            lowercase=bool(state["lowercase"]),
+            normalize_digits=bool(state["normalize_digits"]),
+            feature_buckets=int(state.get("feature_buckets", 0)),
+        )

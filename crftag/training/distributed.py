@@ -42,10 +42,6 @@ class Group:
             for tensor in tensors:
                 dist.broadcast(tensor, src=0)
 
-    def barrier(self) -> None:
-        if self.world_size > 1:
-            dist.barrier()
-
     def any_signal(self, signal_number: int | None) -> int | None:
         """A stop signal any rank received, so that every rank stops at the same batch."""
         if self.world_size == 1:

@@ -1,4 +1,7 @@
-"""An optimizer for the feature CRF's sparse gradients.
+"""Optimizers and the learning-rate schedule: :func:`make_optimizer` builds the one a config
+asks for, :func:`learning_rate` gives an epoch's rate.
+
+The feature CRF's sparse gradients need an optimizer of their own.
 
 A batch touches a few thousand of the feature CRF's million weight rows, so its gradient is
 sparse; torch's Adam and SGD with momentum or weight decay need dense gradients, and a dense
@@ -13,7 +16,54 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["SparseSGD"]
+from crftag.config import Config, TrainConfig
+
+__all__ = ["SparseSGD", "learning_rate", "make_optimizer", "set_learning_rate"]
+
+
+def make_optimizer(config: Config, model: torch.nn.Module) -> torch.optim.Optimizer:
+    """The optimizer of ``config.train`` over the model's trained parameters. With
+    ``train.embedding_lr_scale`` the word embeddings are a parameter group of their own, whose
+    ``lr_scale`` :func:`set_learning_rate` applies."""
+    settings = config.train
+    parameters = [p for p in model.parameters() if p.requires_grad]
+    if config.model.encoder == "features":
+        return SparseSGD(parameters, lr=settings.lr, weight_decay=settings.weight_decay)
+    embedding = model.word_embedding.weight
+    if settings.embedding_lr_scale != 1.0 and embedding.requires_grad:
+        parameters = [
+            {"params": [p for p in parameters if p is not embedding], "lr_scale": 1.0},
+            {"params": [embedding], "lr_scale": settings.embedding_lr_scale},
+        ]
+    if settings.optimizer == "adam":
+        kind, options = torch.optim.Adam, {"lr": settings.lr, "weight_decay": settings.weight_decay}
+    else:
+        kind = torch.optim.SGD
+        options = {
+            "lr": settings.lr,
+            "momentum": settings.momentum,
+            "weight_decay": settings.weight_decay,
+        }
+    # The fused update makes one pass over each parameter instead of several: it halves the
+    # cost of stepping the large word-embedding matrix. Older torch builds lack it.
+    try:
+        return kind(parameters, fused=True, **options)
+    except (RuntimeError, TypeError, ValueError):
+        return kind(parameters, **options)
+
+
+def learning_rate(settings: TrainConfig, epoch: int) -> float:
+    """The rate of 1-based ``epoch``: SGD decays it as lr / (1 + lr_decay * (epoch - 1)) (Ma &
+    Hovy 2016); Adam keeps it."""
+    if settings.optimizer == "sgd":
+        return settings.lr / (1.0 + settings.lr_decay * (epoch - 1))
+    return settings.lr
+
+
+def set_learning_rate(optimizer: torch.optim.Optimizer, rate: float) -> None:
+    """Every parameter group's rate: ``rate`` times the group's ``lr_scale`` (1 if none)."""
+    for group in optimizer.param_groups:
+        group["lr"] = rate * group.get("lr_scale", 1.0)
 
 
 class SparseSGD(torch.optim.Optimizer):

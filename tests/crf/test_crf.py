@@ -35,7 +35,7 @@ def skip_unless_compiled() -> None:
 
 @pytest.fixture(params=["compiled", "numpy", "torch"])
 def recursion_steps(request, monkeypatch):
-    """Run a test with the compiled forward-backward (crftag/_compiled.c; skipped where it was
+    """Run a test with the compiled forward-backward (crftag/crf/_compiled.c; skipped where it was
     not built), with the scaled recursions' NumPy steps (CPU without it) and with their torch
     steps (the ones any other device takes)."""
     from crftag.crf import kernels as crf_kernels
@@ -113,16 +113,18 @@ def test_score_equals_hand_computed_path_score(num_tags, seed):
 
 
 def use_viterbi(implementation: str, monkeypatch) -> None:
-    """Make CPU decoding run one implementation: "compiled" (crftag/_compiled.c, skipped where it
-    was not built), "numpy" (the fallback loop) or "torch" (the path other devices take)."""
+    """Make CPU decoding run one implementation: "compiled" (crftag/crf/_compiled.c, skipped
+    where it was not built), "numpy" (the fallback loop) or "torch" (the path other devices
+    take)."""
     from crftag.crf import kernels as crf_kernels
+    from crftag.crf import viterbi as crf_viterbi
 
     if implementation == "compiled":
         skip_unless_compiled()
         return
     monkeypatch.setattr(crf_kernels, "_compiled", None)
     if implementation == "torch":
-        monkeypatch.setattr(crf_kernels, "_viterbi_numpy", crf_kernels.viterbi_torch)
+        monkeypatch.setattr(crf_viterbi, "_viterbi_numpy", crf_viterbi.viterbi_torch)
 
 
 @pytest.mark.parametrize("implementation", ["compiled", "numpy", "torch"])
@@ -198,7 +200,7 @@ def random_kernel_case(generator, limits, dtype):
 def test_compiled_viterbi_is_bit_identical_to_the_numpy_loop(dtype):
     """The C kernel follows the NumPy loop's floating-point order and tie rule (lowest index),
     so paths and scores agree exactly, on ties, forbidden (-inf) moves and inf padding too."""
-    from crftag.crf import kernels as crf_kernels
+    from crftag.crf import viterbi as crf_viterbi
 
     skip_unless_compiled()
     generator = torch.Generator().manual_seed(5)
@@ -210,8 +212,8 @@ def test_compiled_viterbi_is_bit_identical_to_the_numpy_loop(dtype):
         if case % 3 == 0:  # forbidden moves, and padding that holds inf
             moves[0][torch.rand(num_tags, num_tags, generator=generator) < 0.3] = float("-inf")
             emissions = emissions.masked_fill(~mask.unsqueeze(2), float("inf"))
-        expected_tags, expected_scores = crf_kernels._viterbi_numpy(emissions, mask, *moves)
-        tags, scores = crf_kernels._viterbi_compiled(emissions, mask, *moves)
+        expected_tags, expected_scores = crf_viterbi._viterbi_numpy(emissions, mask, *moves)
+        tags, scores = crf_viterbi._viterbi_compiled(emissions, mask, *moves)
         assert torch.equal(tags, expected_tags), case
         assert torch.equal(scores, expected_scores), case
         assert scores.dtype == dtype

@@ -6,8 +6,8 @@ from collections import Counter
 
 import torch
 
-from crftag.data.batching import MAX_WORD_CHARS, Vocabularies, collate, encode, encode_batch
-from crftag.data.vocab import Vocabulary
+from crftag.data.batching import MAX_WORD_CHARS, collate, encode, encode_batch
+from crftag.data.vocab import Vocabularies, Vocabulary
 
 
 def _vocabularies(feature_buckets: int = 0) -> Vocabularies:

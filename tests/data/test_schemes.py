@@ -59,7 +59,7 @@ def test_iob1_file_scores_as_conlleval_by_hand():
         gold = list(read_columns(stream, "x", ColumnSpec("conll", 0, 3)))
     with open("tests/fixtures/conlleval_iob1.txt", "rb") as stream:
         predicted = list(read_columns(stream, "x", ColumnSpec("conll", 0, 4)))
-    result = score([s.tags for s in gold], [s.tags for s in predicted], spans=True)
+    result = score([s.tags for s in gold], [s.tags for s in predicted], tags_are_spans=True)
     micro = result["entities"]["micro"]
     assert micro["precision"] == pytest.approx(0.5)
     assert micro["recall"] == pytest.approx(0.375)

@@ -11,12 +11,11 @@ import torch
 from crftag import cli
 from crftag.data.batching import (
     MAX_DOCUMENT_SENTENCES,
-    Vocabularies,
     document_batches,
     document_groups,
 )
 from crftag.data.conll import ColumnSpec, document_keys, read_columns
-from crftag.data.vocab import Vocabulary
+from crftag.data.vocab import Vocabularies, Vocabulary
 from crftag.inference.tagger import Tagger
 from crftag.nn.taggers import _group_means
 

@@ -1,0 +1,40 @@
+"""The models crftag ships, and how ``-m`` names a model: a bundled model's name, a checkpoint
+file, or a run directory."""
+
+from __future__ import annotations
+
+import os
+
+from crftag.errors import CrftagError
+
+__all__ = ["BUNDLED_MODELS", "DEFAULT_MODEL", "MODEL_FILE", "resolve_model_path"]
+
+# Models that ship inside the package (crftag/models/NAME.pt), selected with -m NAME.
+BUNDLED_MODELS = {
+    "en-ner": "English named entities (PER, LOC, ORG, MISC), trained on CoNLL-2003",
+    "en-pos": "English universal part-of-speech tags, trained on UD English-EWT",
+}
+DEFAULT_MODEL = "en-ner"
+MODELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
+MODEL_FILE = "model.pt"  # the checkpoint inside a run directory
+
+
+def resolve_model_path(path: str) -> str:
+    """``-m`` takes a bundled model's name, a checkpoint file, or a run directory that holds
+    ``model.pt``. A file or directory of a bundled model's name in the current directory wins."""
+    if path in BUNDLED_MODELS and not os.path.exists(path):
+        bundled = os.path.join(MODELS_DIR, f"{path}.pt")
+        if not os.path.exists(bundled):
+            raise CrftagError(
+                f"-m {path}: the bundled model is not in this copy of crftag ({bundled}); "
+                "build it with `make models`, or pass -m RUN_DIR"
+            )
+        return bundled
+    if os.path.isdir(path):
+        candidate = os.path.join(path, MODEL_FILE)
+        if not os.path.exists(candidate):
+            raise CrftagError(f"{path}: no {MODEL_FILE} in this directory; is it a training run?")
+        return candidate
+    if not os.path.exists(path):
+        raise CrftagError(f"{path}: no such model file or directory")
+    return path

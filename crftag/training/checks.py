@@ -1,0 +1,117 @@
+"""Checks of a training config that need the file system or span several sections, run before
+any work so a mistake costs seconds, not an epoch."""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+from crftag.config import Config
+from crftag.data.vectors import check_embeddings
+from crftag.errors import CrftagError
+from crftag.training.corpus import training_files
+
+__all__ = ["check_config", "check_device", "check_output_dir"]
+
+
+def check_config(config: Config, *, data_files: bool = True) -> None:
+    """Every check of a config that reading it could not make; ``data_files=False`` leaves out
+    the data files (training in memory reads none)."""
+    if data_files:
+        check_data_files(config)
+    check_model_settings(config)
+    check_schedule(config)
+
+
+def check_device(config: Config, device: torch.device) -> None:
+    """Settings that need a kind of device."""
+    if config.train.amp and device.type != "cuda":
+        # oneDNN has no bfloat16 LSTM for every shape a batch takes: CPU runs fail mid-epoch.
+        raise CrftagError(
+            f"train.amp: bfloat16 autocast needs a CUDA device, and this run is on {device.type}; "
+            "remove train.amp or train with --device cuda"
+        )
+
+
+def check_output_dir(output_dir: str) -> None:
+    """Fail before any work if the run directory cannot be written."""
+    try:
+        os.makedirs(output_dir, exist_ok=True)
+    except OSError as error:
+        raise CrftagError(
+            f"{output_dir}: cannot create the output directory ({error.strerror})"
+        ) from None
+    if not os.access(output_dir, os.W_OK):
+        raise CrftagError(f"{output_dir}: output directory is not writable")
+
+
+def check_data_files(config: Config) -> None:
+    """The data files exist."""
+    named = [("train", path) for path in training_files(config)]
+    named += [("dev", config.data.dev), ("test", config.data.test)]
+    for name, path in named:
+        if path is not None and not os.path.isfile(path):
+            what = "is a directory" if os.path.isdir(path) else "no such file"
+            raise CrftagError(f"data.{name}: {path}: {what}")
+
+
+def check_model_settings(config: Config) -> None:
+    """The model settings fit the encoder, and the word vectors the word embedding."""
+    if config.model.encoder == "features":
+        _check_feature_training(config)
+        # Settings that work on the BiLSTM's inputs and states, which the features encoder does
+        # not have.
+        for name in ("document_context", "hidden_layer", "locked_dropout"):
+            if getattr(config.model, name):
+                raise CrftagError(
+                    f"model.{name} needs the BiLSTM encoder: remove it or set model.encoder: bilstm"
+                )
+    if config.model.embeddings is not None:
+        if config.model.encoder == "features":
+            raise CrftagError(
+                "model.embeddings: the features encoder uses no word vectors; "
+                "remove model.embeddings or set model.encoder: bilstm"
+            )
+        check_embeddings(config.model.embeddings, config.model.word_dim)
+    if config.train.embedding_lr_scale != 1.0:
+        if config.model.encoder == "features":
+            raise CrftagError(
+                "train.embedding_lr_scale: the features encoder has no word embeddings; "
+                "remove it or set model.encoder: bilstm"
+            )
+        if config.model.freeze_embeddings:
+            raise CrftagError(
+                "train.embedding_lr_scale: the word embeddings are frozen "
+                "(model.freeze_embeddings: true); set one or the other"
+            )
+
+
+def check_schedule(config: Config) -> None:
+    """Settings that only make sense together with the epoch limit."""
+    settings = config.train
+    if settings.average_from > settings.epochs:
+        raise CrftagError(
+            f"train.average_from: {settings.average_from} is after the last epoch "
+            f"(train.epochs: {settings.epochs}), so nothing would be averaged"
+        )
+
+
+def _check_feature_training(config: Config) -> None:
+    """The feature CRF's sparse gradients take plain SGD with exact L2 (see
+    crftag.training.optimizers.SparseSGD)."""
+    settings = config.train
+    if settings.optimizer != "sgd" or settings.momentum:
+        raise CrftagError(
+            "model.encoder features trains with plain SGD on sparse gradients: "
+            f"set train.optimizer: sgd and train.momentum: 0 (got {settings.optimizer}, "
+            f"momentum {settings.momentum})"
+        )
+    if settings.clip_grad_norm:
+        raise CrftagError(
+            "model.encoder features: set train.clip_grad_norm: null (gradient clipping needs "
+            "dense gradients; L2 regularisation is train.weight_decay)"
+        )
+    decay = settings.lr * settings.weight_decay
+    if not 0 <= decay < 1:
+        raise CrftagError(f"train.lr * train.weight_decay must be in [0, 1), got {decay}")

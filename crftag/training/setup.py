@@ -1,0 +1,168 @@
+"""Setting up a training run: the training set, the model with its pretrained vectors, the
+optimizer, and the state a resumed run continues from."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import torch
+from torch.nn.parallel import DistributedDataParallel
+
+from crftag.checkpoint import LoadedModel, build_model
+from crftag.config import Config
+from crftag.data.conll import Sentence
+from crftag.data.vectors import read_embeddings
+from crftag.data.vocab import Vocabularies
+from crftag.errors import CrftagError
+from crftag.nn.taggers import CRFTagger
+from crftag.training.averaging import WeightAverage
+from crftag.training.corpus import (
+    TrainingSet,
+    build_vocabularies,
+    encode_training_set,
+    in_train_scheme,
+    resolve_schemes,
+)
+from crftag.training.distributed import Group
+from crftag.training.embeddings import (
+    extend_with_embeddings,
+    initialise_embeddings,
+    set_trained_rows,
+)
+from crftag.training.optimizers import make_optimizer
+from crftag.training.state import BestScoreTracker, RunState
+
+__all__ = ["Run", "start_run"]
+
+
+@dataclass
+class Run:
+    """The moving parts of one training run, as :func:`crftag.training.loop.fit` uses them."""
+
+    config: Config
+    training: TrainingSet
+    model: CRFTagger
+    network: torch.nn.Module  # the model, or its DistributedDataParallel wrapper
+    optimizer: torch.optim.Optimizer
+    average: WeightAverage
+    state: RunState
+    tracker: BestScoreTracker
+    batch_order: random.Random  # draws each epoch's batch order
+    singletons: torch.Tensor  # (V,) bool: words seen once in training (word dropout)
+    group: Group
+    device: torch.device
+    output_dir: str | None = None  # where a resumable run writes; None for one in memory
+
+    def loaded(self, metrics: dict) -> LoadedModel:
+        """The model as a checkpoint describes it."""
+        training = self.training
+        return LoadedModel(
+            self.model,
+            training.vocabularies,
+            self.config,
+            training.data_scheme,
+            training.train_scheme,
+            metrics,
+        )
+
+
+def start_run(
+    config: Config,
+    files: list[tuple[str, list[Sentence]]],
+    *,
+    device: torch.device,
+    group: Group = Group(),
+    resume: dict | None = None,
+    show_progress: bool = True,
+    output_dir: str | None = None,
+) -> Run:
+    """A run over the training ``files`` (path, sentences as read), fresh or continued from
+    ``resume`` (the content of a resume file).
+
+    In a ``group`` of several processes (``torchrun``), rank 0 builds the vocabularies and sends
+    them to the others; DistributedDataParallel gives every rank rank 0's initial weights.
+    """
+    if config.model.encoder == "features" and group.world_size > 1:
+        # DistributedDataParallel all-reduces dense gradients; the feature CRF's are sparse.
+        raise CrftagError(
+            "model.encoder features trains in one process (minutes on a CPU); run it without "
+            "torchrun"
+        )
+    if resume is None:
+        data_scheme, train_scheme = resolve_schemes(config, files)
+    else:
+        data_scheme, train_scheme = resume["data_scheme"], resume["train_scheme"]
+    vocabularies, embeddings = _vocabularies(
+        config, files, train_scheme, group, resume, show_progress
+    )
+    training = encode_training_set(files, vocabularies, data_scheme, train_scheme)
+
+    torch.manual_seed(config.train.seed)
+    model = build_model(config, vocabularies, train_scheme)
+    if embeddings is not None:
+        initialise_embeddings(model, vocabularies, embeddings)
+    train_words = training.words
+    set_trained_rows(model, config, train_words)
+    model.to(device)
+    run = Run(
+        config=config,
+        training=training,
+        model=model,
+        network=model,
+        optimizer=make_optimizer(config, model),
+        average=WeightAverage(model),
+        state=RunState(),
+        tracker=BestScoreTracker(patience=config.train.patience),
+        batch_order=random.Random(config.train.seed),
+        singletons=torch.bincount(train_words, minlength=len(vocabularies.words)) == 1,
+        group=group,
+        device=device,
+        output_dir=output_dir,
+    )
+    run.state.batch_order_state = run.batch_order.getstate()
+    if resume is not None:
+        _restore(run, resume)
+    # Buffers (the fixed embedding rows) never change in training: sent once here, rather than
+    # by DistributedDataParallel before every forward.
+    group.broadcast_tensors(list(model.buffers()))
+    if group.world_size > 1:
+        run.network = DistributedDataParallel(model, broadcast_buffers=False)
+    return run
+
+
+def _vocabularies(
+    config: Config,
+    files: list[tuple[str, list[Sentence]]],
+    train_scheme: str,
+    group: Group,
+    resume: dict | None,
+    show_progress: bool,
+):
+    """(vocabularies, pretrained vectors or None): a resumed run's own; else built on rank 0,
+    extended with vector words, and sent to every rank so all index words and tags alike."""
+    if resume is not None:
+        return Vocabularies.from_state(resume["vocabularies"]), None
+    embeddings = vocabularies = None
+    if group.main:
+        sentences = in_train_scheme([s for _, in_file in files for s in in_file], train_scheme)
+        vocabularies = build_vocabularies(config, sentences, train_scheme)
+        if config.model.embeddings is not None:
+            embeddings = read_embeddings(
+                config.model.embeddings, progress=show_progress, max_words=config.vocab.max_size
+            )
+            extend_with_embeddings(vocabularies, embeddings, config.vocab.embedding_words)
+    if group.world_size > 1:
+        shared = group.broadcast(vocabularies.to_state() if group.main else None)
+        vocabularies = Vocabularies.from_state(shared)
+    return vocabularies, embeddings
+
+
+def _restore(run: Run, resume: dict) -> None:
+    """Continue from a resume file: weights, optimizer, average, run state, random state."""
+    run.model.load_state_dict(resume["state_dict"])
+    run.optimizer.load_state_dict(resume["optimizer"])
+    run.average.load_state_dict(resume["average"])
+    run.state = RunState.from_state(resume["progress"])
+    run.tracker.load_state_dict(resume["progress"])
+    torch.set_rng_state(resume["torch_rng"])

@@ -1,0 +1,78 @@
+"""One training step, and the batches an epoch runs it on.
+
+:func:`train_step` is the step that ``crftag train`` runs and the speed benchmarks time; the
+batches come from :func:`epoch_batches` and :func:`training_batch`.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from crftag.config import TrainConfig
+from crftag.data.batching import Batch, bucketed_batches, build_batch, document_batches
+from crftag.data.vocab import UNKNOWN_INDEX
+from crftag.training.corpus import TrainingSet
+
+__all__ = ["drop_singletons", "epoch_batches", "train_step", "training_batch"]
+
+
+def train_step(
+    network: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    batch: Batch,
+    settings: TrainConfig,
+) -> torch.Tensor:
+    """One update on ``batch``: the CRF's negative log-likelihood, its gradient (clipped to
+    ``train.clip_grad_norm``), and the optimizer's step. ``network`` is the model, or its
+    DistributedDataParallel wrapper whose ``forward`` is the loss. Returns the loss, a 0-d
+    detached tensor (summed or averaged over the batch's sentences, per
+    ``train.loss_reduction``), left on its device so the step waits for nothing."""
+    loss = network(batch, reduction=settings.loss_reduction, amp=settings.amp)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if settings.clip_grad_norm:
+        torch.nn.utils.clip_grad_norm_(network.parameters(), settings.clip_grad_norm)
+    optimizer.step()
+    return loss.detach()
+
+
+def epoch_batches(
+    training: TrainingSet, batch_size: int, rng: random.Random, *, whole_documents: bool
+) -> list[list[int]]:
+    """One epoch's batches as lists of sentence indices, in a fresh random order: sentences of
+    similar length together, or whole documents (for a model with document context)."""
+    if whole_documents:
+        return document_batches(training.documents, batch_size, rng)
+    return bucketed_batches(training.lengths, batch_size, rng)
+
+
+def training_batch(
+    training: TrainingSet,
+    rows: list[int],
+    *,
+    document_context: bool,
+    singletons: torch.Tensor,
+    word_dropout: float,
+) -> Batch:
+    """The batch of sentences ``rows``, on the CPU, with word dropout applied."""
+    batch = build_batch(
+        [training.sentences[i].tokens for i in rows],
+        training.vocabularies,
+        encoded=[training.encoded[i] for i in rows],
+        documents=[training.documents[i] for i in rows] if document_context else None,
+    )
+    if word_dropout > 0:
+        batch.words = drop_singletons(batch.words, singletons, word_dropout)
+    return batch
+
+
+def drop_singletons(
+    words: torch.Tensor, singletons: torch.Tensor, probability: float
+) -> torch.Tensor:
+    """words (B, T) long with each word seen once in training (``singletons``, (V,) bool)
+    replaced by the unknown word with ``probability`` (Lample et al. 2016), so the model
+    learns what to do with words it has never seen."""
+    dropped = singletons[words] & (torch.rand(words.shape) < probability)
+    return words.masked_fill(dropped, UNKNOWN_INDEX)

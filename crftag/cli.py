@@ -22,6 +22,7 @@ except ImportError:  # older Typer runs on click itself
 from crftag import __version__
 from crftag.config import INPUT_FORMATS, OUTPUT_FORMATS
 from crftag.errors import CrftagError, TrainingInterrupted
+from crftag.registry import BUNDLED_MODELS, DEFAULT_MODEL
 
 app = typer.Typer(
     name="crftag",
@@ -37,7 +38,8 @@ ModelOption = Annotated[
     typer.Option(
         "-m",
         "--model",
-        help="Checkpoint file, run directory, or a bundled model: en-ner (default), en-pos.",
+        help="Checkpoint file, run directory, or a bundled model: "
+        f"{', '.join(BUNDLED_MODELS)} (default {DEFAULT_MODEL}).",
     ),
 ]
 
@@ -137,17 +139,38 @@ def train(
         metrics = run_training(loaded_config, output, device=resolved, show_progress=not quiet)
     if os.environ.get("RANK", "0") != "0":
         return  # under torchrun, rank 0 reports
-    best = metrics.get("dev")
-    summary = f"saved {os.path.join(output, 'model.pt')}"
-    if best is not None:
-        summary += f" (best dev {100 * best:.2f} at epoch {metrics['best_epoch']})"
+    _report_training(metrics, os.path.join(output, "model.pt"))
+
+
+def _report_training(metrics: dict, model_path: str) -> None:
+    """The end of a run, on stderr: a table on a terminal, two plain lines in a log."""
+    from crftag.tables import is_terminal, print_table
+
+    dev, test = metrics.get("dev"), metrics.get("test")
+    if is_terminal(sys.stderr):
+        rows = [["epochs", str(metrics["epochs"])]]
+        if dev is not None:
+            rows += [["best dev", f"{100 * dev:.2f} (epoch {metrics['best_epoch']})"]]
+        if test is not None:
+            rows += [["test", f"{100 * test:.2f}"]]
+        rows += [
+            ["training time", f"{metrics['train_seconds']:.1f} s"],
+            ["tokens/s", f"{metrics['tokens_per_second']:,.0f} (mean of epochs)"],
+        ]
+        print_table(f"saved {model_path}", ["run", "result"], rows, sys.stderr)
+        return
+    if test is not None:
+        typer.echo(f"test {100 * test:6.2f}", err=True)
+    summary = f"saved {model_path}"
+    if dev is not None:
+        summary += f" (best dev {100 * dev:.2f} at epoch {metrics['best_epoch']})"
     typer.echo(summary, err=True)
 
 
 @app.command("eval")
 def evaluate(
     files: Annotated[list[str], typer.Argument(help="Labelled CoNLL or CoNLL-U files.")],
-    model: ModelOption = "en-ner",
+    model: ModelOption = DEFAULT_MODEL,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per file.")] = False,
     device: Annotated[DeviceChoice, typer.Option(help="Where to run.")] = DeviceChoice.auto,
     batch_size: Annotated[int, typer.Option(min=1, help="Sentences per batch.")] = 64,
@@ -207,7 +230,7 @@ def predict(
     files: Annotated[
         list[str] | None, typer.Argument(help="Input files; none or - reads stdin.")
     ] = None,
-    model: ModelOption = "en-ner",
+    model: ModelOption = DEFAULT_MODEL,
     input_format: Annotated[
         InputFormat,
         typer.Option(help="text: raw sentences, one per line; tokens: split on spaces."),

@@ -168,7 +168,6 @@ def _finish(run: Run, output_dir: str) -> dict:
         test_scores = score_sentences(Tagger.load(output_dir, run.device), test)
         metrics["test"] = headline(test_scores)
         metrics["test_scores"] = test_scores
-        print(f"test {100 * metrics['test']:6.2f}", file=sys.stderr)
     with open(os.path.join(output_dir, "metrics.json"), "w", encoding="utf-8") as handle:
         json.dump(metrics, handle, indent=2, sort_keys=True)
         handle.write("\n")

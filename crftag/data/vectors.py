@@ -94,7 +94,7 @@ def check_embeddings(path: str, expected_dim: int) -> None:
 
 
 def read_embeddings(
-    path: str, *, progress: bool = True, max_words: int | None = None
+    path: str, *, show_progress: bool = True, max_words: int | None = None
 ) -> Embeddings:
     """Read every vector of a GloVe or word2vec text file (a progress bar on terminals).
 
@@ -114,7 +114,7 @@ def read_embeddings(
             desc="embeddings",
             leave=False,
             file=sys.stderr,
-            disable=None if progress else True,
+            disable=None if show_progress else True,
         ) as bar,
     ):
         raw_stream = getattr(stream, "fileobj", stream)

@@ -149,7 +149,9 @@ def _vocabularies(
         vocabularies = build_vocabularies(config, sentences, train_scheme)
         if config.model.embeddings is not None:
             embeddings = read_embeddings(
-                config.model.embeddings, progress=show_progress, max_words=config.vocab.max_size
+                config.model.embeddings,
+                show_progress=show_progress,
+                max_words=config.vocab.max_size,
             )
             extend_with_embeddings(vocabularies, embeddings, config.vocab.embedding_words)
     if group.world_size > 1:
@@ -163,6 +165,6 @@ def _restore(run: Run, resume: dict) -> None:
     run.model.load_state_dict(resume["state_dict"])
     run.optimizer.load_state_dict(resume["optimizer"])
     run.average.load_state_dict(resume["average"])
-    run.state = RunState.from_state(resume["progress"])
-    run.tracker.load_state_dict(resume["progress"])
+    run.state = RunState.from_state(resume["run_state"])
+    run.tracker.load_state_dict(resume["run_state"])
     torch.set_rng_state(resume["torch_rng"])

@@ -93,7 +93,7 @@ def save_resume(
         "format": RESUME_FORMAT,
         "optimizer": optimizer.state_dict(),
         "average": average.state_dict(),
-        "progress": {**run_state.state_dict(), **tracker.state_dict()},
+        "run_state": {**run_state.state_dict(), **tracker.state_dict()},
         "torch_rng": torch.get_rng_state(),
     }
     write_atomically(path, payload)

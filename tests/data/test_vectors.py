@@ -19,7 +19,7 @@ def test_glove_plain_and_gzip_and_word2vec_header(tmp_path):
     word2vec = tmp_path / "w2v.txt"
     word2vec.write_text("3 3\n" + GLOVE, encoding="utf-8")
     for path in (plain, packed, word2vec):
-        embeddings = read_embeddings(str(path), progress=False)
+        embeddings = read_embeddings(str(path), show_progress=False)
         assert embeddings.words == ["the", "berlin", "new york"]
         assert embeddings.dim == 3
         torch.testing.assert_close(embeddings.lookup("Berlin"), torch.tensor([1.0, 2.0, 3.0]))
@@ -31,11 +31,11 @@ def test_malformed_lines_and_dimension_mismatch_name_the_line(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("the 0.1 0.2\nberlin 1 x\n", encoding="utf-8")
     with pytest.raises(CrftagError, match=r"bad.txt:2: the vector holds something"):
-        read_embeddings(str(bad), progress=False)
+        read_embeddings(str(bad), show_progress=False)
     short = tmp_path / "short.txt"
     short.write_text("the 0.1 0.2\nberlin 1\n", encoding="utf-8")
     with pytest.raises(CrftagError, match=r"short.txt:2: expected a word and 2 numbers"):
-        read_embeddings(str(short), progress=False)
+        read_embeddings(str(short), show_progress=False)
     short.write_text("the 0.1 0.2\nberlin 1 2\n", encoding="utf-8")
     with pytest.raises(
         CrftagError,
@@ -44,7 +44,7 @@ def test_malformed_lines_and_dimension_mismatch_name_the_line(tmp_path):
     ):
         check_embeddings(str(short), 100)
     with pytest.raises(CrftagError, match=r"short.txt:2: more than vocab.max_size=1 vectors"):
-        read_embeddings(str(short), progress=False, max_words=1)
+        read_embeddings(str(short), show_progress=False, max_words=1)
     with pytest.raises(CrftagError, match="no such embeddings file"):
         check_embeddings(str(tmp_path / "missing.txt"), 100)
 

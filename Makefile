@@ -31,9 +31,11 @@ demo: install
 bench: bench-speed
 
 # Speed and memory against references measured in the same run (about 5 minutes on 2 cores);
-# writes benchmarks/results/speed.json. MODEL=runs/x to time a trained model.
+# writes benchmarks/results/speed.json and regenerates benchmarks/RESULTS.md. MODEL=runs/x to time
+# a trained model.
 bench-speed: install
 	$(PY) benchmarks/speed.py $(if $(MODEL),--model $(MODEL))
+	$(PY) benchmarks/results_table.py
 
 # Hours on a CPU: 3 seeds of configs/conll03.yaml and configs/ud_ewt_upos.yaml, 1 of the feature
 # CRF, and the CRFsuite baseline; writes benchmarks/results/accuracy.json. Reuses finished runs
@@ -66,6 +68,7 @@ bench-reference: install
 	$(REFERENCE_VENV)/bin/python -c "import torch" 2>/dev/null || $(REFERENCE_VENV)/bin/pip install -q -c $(REFERENCE_VENV)/constraints.txt torch
 	$(REFERENCE_VENV)/bin/pip install -q -c $(REFERENCE_VENV)/constraints.txt flair -e .
 	$(REFERENCE_VENV)/bin/python benchmarks/reference_training.py --json benchmarks/results/reference_training.json
+	$(PY) benchmarks/results_table.py
 
 # The config reference, docs/config.md, from the keys' descriptions in crftag/config.py.
 docs: install

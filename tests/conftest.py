@@ -12,11 +12,27 @@ TINY_SETTINGS = {"train.epochs": 3, "model.hidden_size": 32, "model.word_dim": 3
 SAMPLE_CONFIG = "configs/sample.yaml"
 
 
-def _tiny_args(**settings) -> list[str]:
-    """`crftag train` options for the tiny model, with ``settings`` ({"train.lr": 0, ...} as
-    keyword arguments spelt train__lr=0) on top."""
+def _tiny_settings(settings: dict) -> list[str]:
+    """The tiny model's ``key=value`` overrides with ``settings`` on top: keyword arguments in
+    which a double underscore spells the dot (``train__lr=0`` sets ``train.lr``), and values in
+    Python (None, True, lists) or as YAML text ("null", "true", "[a,b]")."""
     chosen = {**TINY_SETTINGS, **{key.replace("__", "."): v for key, v in settings.items()}}
-    sets = [part for key, value in chosen.items() for part in ("--set", f"{key}={value}")]
+    return [f"{key}={_yaml(value)}" for key, value in chosen.items()]
+
+
+def _yaml(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_yaml(item) for item in value) + "]"
+    return str(value)
+
+
+def _tiny_args(**settings) -> list[str]:
+    """`crftag train` options for the tiny model, with ``settings`` on top."""
+    sets = [part for setting in _tiny_settings(settings) for part in ("--set", setting)]
     return [*sets, "--device", "cpu", "--quiet"]
 
 
@@ -25,35 +41,45 @@ TINY = _tiny_args()
 
 @pytest.fixture(scope="session")
 def tiny_args():
-    """A factory of `crftag train` options for the tiny model (train__lr=0 sets train.lr)."""
+    """A factory of `crftag train` options for the tiny model: ``--set`` for each setting, then
+    ``--device cpu --quiet``; ``tiny_args(train__lr=0, train__seed=3)`` sets train.lr and
+    train.seed on top of the tiny model's settings."""
     return _tiny_args
 
 
 @pytest.fixture(scope="session")
 def tiny_config():
-    """A factory of the tiny model's config, with settings on top (train__lr=0 sets train.lr)."""
+    """A factory of the tiny model's :class:`~crftag.config.Config` (``configs/sample.yaml``
+    with the tiny settings), with settings on top as for ``tiny_args``."""
     from crftag.config import load_config
 
     def make(**settings):
-        chosen = {**TINY_SETTINGS, **{key.replace("__", "."): v for key, v in settings.items()}}
-        return load_config(SAMPLE_CONFIG, [f"{key}={value}" for key, value in chosen.items()])
+        return load_config(SAMPLE_CONFIG, _tiny_settings(settings))
 
     return make
 
 
 @pytest.fixture(scope="session")
 def train_tiny(tiny_config):
-    """Train the tiny model in memory on the bundled NER sample; returns (tagger, epochs)."""
+    """A function that trains the tiny model in memory and returns ``(tagger, epochs)``.
+
+    It reads the training files of ``data.train`` (one or several) and ``data.dev`` (none when
+    ``data__dev=None``) and calls :func:`crftag.training.run.train_in_memory`: nothing is
+    written. ``tagger`` holds the best-on-dev weights (the last epoch's without dev), ``epochs``
+    the :class:`~crftag.training.loop.EpochResult` of every epoch. Settings are keyword
+    arguments, as for ``tiny_config``: ``train_tiny(train__lr=0, train__seed=3)``. Every call
+    trains afresh, so two calls with one seed can be compared.
+    """
     from crftag.data.conll import read_corpus
+    from crftag.training.corpus import read_training_files
     from crftag.training.run import train_in_memory
 
     def train(**settings):
         config = tiny_config(**settings)
-        train_set, dev = (
-            read_corpus(path, config.data.column_spec(path))
-            for path in (config.data.train, config.data.dev)
-        )
-        return train_in_memory(config, train_set, dev)
+        sentences = [s for _, in_file in read_training_files(config) for s in in_file]
+        dev = config.data.dev
+        dev_sentences = read_corpus(dev, config.data.column_spec(dev)) if dev else None
+        return train_in_memory(config, sentences, dev_sentences)
 
     return train
 

@@ -1,9 +1,12 @@
-"""WordEmbedding: rows fixed out of training look up, save, load and train as if trained."""
+"""Encoder parts: WordEmbedding's rows fixed out of training look up, save, load and train as
+if trained; CasingEmbedding's classes, trained and reloaded."""
 
 import pytest
 import torch
 
-from crftag.nn.encoders import WordEmbedding
+from crftag.checkpoint import save_model
+from crftag.inference.tagger import Tagger
+from crftag.nn.encoders import CasingEmbedding, WordEmbedding
 
 ROWS, DIM, TRAINED = 12, 4, 7
 
@@ -76,3 +79,23 @@ def test_training_with_fixed_rows_equals_training_every_row(optimizer):
     assert not torch.equal(whole[:TRAINED], embedding().weight[:TRAINED])  # it did train
     assert torch.equal(split[TRAINED:], embedding().weight[TRAINED:].detach())
     assert torch.equal(whole[TRAINED:], embedding().weight[TRAINED:].detach())
+
+
+def test_casing_classes():
+    symbols = ["<pad>", "<unk>", *"aAbB019.-"]
+    words = ["ab", "AB", "Ab", "10", "10a", "a1", ".-", "aB", "", "1.0", "Q"]
+    index = {s: i for i, s in enumerate(symbols)}
+    width = max(len(w) for w in words)
+    chars = torch.tensor([[[index.get(c, 1) for c in w] + [0] * (width - len(w)) for w in words]])
+    classes = CasingEmbedding(symbols, 4).classes(chars)[0].tolist()
+    # numeric 1, mainly numeric 2, lower 3, upper 4, initial upper 5, has a digit 6, other 7
+    assert classes == [3, 4, 5, 1, 2, 6, 7, 7, 0, 2, 7]
+
+
+def test_casing_embedding_trains_and_reloads(train_tiny, tmp_path):
+    tagger, _ = train_tiny(train__epochs=1, model__casing_dim=4)
+    save_model(str(tmp_path / "model.pt"), tagger.loaded)
+    state = torch.load(tmp_path / "model.pt", weights_only=True)
+    assert state["state_dict"]["casing.embedding.weight"].shape == (8, 4)
+    tags = Tagger.load(str(tmp_path)).tag([["Anna", "visited", "PARIS", "in", "1990", "."]])
+    assert len(tags[0]) == 6

@@ -1,5 +1,5 @@
-"""The linear feature CRF: hashed features, the sparse gradient, its optimizer, and a run
-through the same CLI as the BiLSTM-CRF."""
+"""The linear feature CRF (``model.encoder: features``): its sparse gradient, its training, and a
+run through the same CLI as the BiLSTM-CRF."""
 
 import json
 
@@ -9,39 +9,9 @@ from torch.nn import functional
 
 from crftag import cli
 from crftag.data.batching import Batch
-from crftag.data.features import NUM_FEATURES, OFFSETS, TEMPLATES, FeatureHasher, token_values
-from crftag.nn.encoders import CasingEmbedding
+from crftag.data.features import NUM_FEATURES, FeatureHasher
 from crftag.nn.taggers import FeatureCRF, _SparseRowSum
 from crftag.training.optimizers import SparseSGD
-
-
-def test_token_values_follow_the_templates():
-    values = dict(zip(TEMPLATES, token_values("McDonald's"), strict=True))
-    assert values["word"] == "McDonald's" and values["lower"] == "mcdonald's"
-    assert values["prefix3"] == "McD" and values["suffix4"] == "ld's"
-    assert values["shape"] == "XxXx'x" and values["casing"] == "mixed"
-    assert token_values("1990")[-2:] == ("d", "number")
-
-
-def test_hashed_features_are_stable_and_see_the_neighbours():
-    tokens = ["Peter", "lives", "in", "Berlin"]
-    first, second = FeatureHasher(1000), FeatureHasher(1000)
-    ids = first(tokens)
-    assert ids.shape == (4, NUM_FEATURES) and ids.dtype == torch.long
-    assert torch.equal(ids, second(tokens))  # a new process finds the same weights
-    assert int(ids.min()) >= 1 and int(ids.max()) <= 1000  # 0 is left for padding
-    # Token 1's features at offset +1 are the ids of token 2's word at that offset.
-    width = len(TEMPLATES)
-    plus_one = 1 + OFFSETS.index(1) * width
-    expected = [
-        first._hash(f"1|{n}|{v}") for n, v in zip(TEMPLATES, token_values("in"), strict=True)
-    ]
-    assert ids[1, plus_one : plus_one + width].tolist() == expected
-    # Beyond the edges, neighbours are boundary markers, different before and after.
-    minus_two = 1 + OFFSETS.index(-2) * width
-    plus_two = 1 + OFFSETS.index(2) * width
-    assert ids[0, minus_two] == ids[1, minus_two] != ids[2, minus_two]
-    assert ids[3, plus_two] == ids[2, plus_two] != ids[0, plus_two]
 
 
 def test_sparse_row_sum_matches_dense_autograd():
@@ -54,17 +24,6 @@ def test_sparse_row_sum_matches_dense_autograd():
     weights.grad = None
     (functional.embedding(rows, weights).sum(1) * upstream).sum().backward()
     assert torch.allclose(sparse_grad, weights.grad)
-
-
-def test_sparse_sgd_is_sgd_with_l2():
-    torch.manual_seed(0)
-    ours = torch.nn.Parameter(torch.randn(6, 3))
-    reference = torch.nn.Parameter(ours.detach().clone())
-    gradient = torch.randn(6, 3)
-    ours.grad, reference.grad = gradient.to_sparse(), gradient.clone()
-    SparseSGD([ours], lr=0.1, weight_decay=0.5).step()
-    torch.optim.SGD([reference], lr=0.1, weight_decay=0.5).step()
-    assert torch.allclose(ours, reference)
 
 
 def test_feature_crf_trains_and_its_padding_row_stays_zero():
@@ -95,17 +54,6 @@ def test_feature_crf_trains_and_its_padding_row_stays_zero():
     assert torch.count_nonzero(model.weights[0]) == 0
     tags, _ = model.decode(batch)
     assert tags[0].tolist() == [0, 1, 2] and tags[1, :2].tolist() == [1, 0]
-
-
-def test_casing_classes():
-    symbols = ["<pad>", "<unk>", *"aAbB019.-"]
-    words = ["ab", "AB", "Ab", "10", "10a", "a1", ".-", "aB", "", "1.0", "Q"]
-    index = {s: i for i, s in enumerate(symbols)}
-    width = max(len(w) for w in words)
-    chars = torch.tensor([[[index.get(c, 1) for c in w] + [0] * (width - len(w)) for w in words]])
-    classes = CasingEmbedding(symbols, 4).classes(chars)[0].tolist()
-    # numeric 1, mainly numeric 2, lower 3, upper 4, initial upper 5, has a digit 6, other 7
-    assert classes == [3, 4, 5, 1, 2, 6, 7, 7, 0, 2, 7]
 
 
 def test_feature_crf_through_the_cli(tmp_path, invoke):

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from crftag import cli
+from crftag.checkpoint import save_model
 from crftag.inference.tagger import Tagger
 from crftag.nn.encoders import LockedDropout
 
@@ -48,9 +48,8 @@ def test_a_probability_outside_the_range_is_refused(p):
         LockedDropout(p)
 
 
-def test_a_trained_model_keeps_the_setting(tmp_path):
-    args = ["train", "configs/sample.yaml", "-o", str(tmp_path), "--quiet", "--seed", "3"]
-    args += ["--set", "train.epochs=1", "--set", "model.hidden_size=16", "--device", "cpu"]
-    assert cli.run([*args, "--set", "model.locked_dropout=true", "--set", "model.dropout=0.4"]) == 0
-    model = Tagger.load(str(tmp_path)).model
-    assert isinstance(model.dropout, LockedDropout) and model.dropout.p == 0.4
+def test_a_trained_and_reloaded_model_keeps_the_setting(train_tiny, tmp_path):
+    tagger, _ = train_tiny(train__epochs=1, model__locked_dropout=True, model__dropout=0.4)
+    save_model(str(tmp_path / "model.pt"), tagger.loaded)
+    for model in (tagger.model, Tagger.load(str(tmp_path / "model.pt")).model):
+        assert isinstance(model.dropout, LockedDropout) and model.dropout.p == 0.4

@@ -14,7 +14,7 @@ from crftag.training.corpus import (
     read_training_files,
     resolve_schemes,
 )
-from crftag.training.optimizers import learning_rate, make_optimizer
+from crftag.training.optimizers import make_optimizer
 from crftag.training.state import BestScoreTracker, RunState
 from crftag.training.step import drop_singletons, train_step
 
@@ -38,12 +38,6 @@ def test_run_state_finishes_epochs_and_round_trips():
     assert state.history == [{"epoch": 3}] and state.batch_order_state == ("order",)
     # Resume files also hold the tracker's fields beside the state's.
     assert RunState.from_state({**state.state_dict(), "best_score": 0.1}) == state
-
-
-def test_sgd_rate_decays_from_the_first_epoch(tiny_config):
-    settings = tiny_config(train__optimizer="sgd", train__lr=0.1, train__lr_decay=0.5).train
-    assert [learning_rate(settings, epoch) for epoch in (1, 2, 3)] == [0.1, 0.1 / 1.5, 0.1 / 2]
-    assert learning_rate(tiny_config().train, 9) == tiny_config().train.lr  # adam: constant
 
 
 def test_word_dropout_replaces_only_singletons():

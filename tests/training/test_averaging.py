@@ -5,8 +5,6 @@ import torch
 from crftag import cli
 from crftag.training.averaging import WeightAverage
 
-FAST = ["--set", "model.hidden_size=16", "--set", "model.word_dim=16", "--quiet", "--device", "cpu"]
-
 
 def _model() -> torch.nn.Module:
     model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Linear(2, 2))
@@ -54,20 +52,18 @@ def test_no_samples_leaves_the_model_alone():
         assert all(torch.equal(p, b) for p, b in zip(model.parameters(), before, strict=True))
 
 
-def _final_weights(tmp_path, name: str, *options: str) -> dict:
-    args = ["train", "configs/sample.yaml", "-o", str(tmp_path / name), "--seed", "5"]
-    assert cli.run([*args, "--set", "data.dev=null", *options, *FAST]) == 0
-    return torch.load(tmp_path / name / "model.pt", weights_only=True)["state_dict"]
+def _final_weights(train_tiny, **settings) -> tuple[dict, list]:
+    """The weights a run without dev keeps (its last epoch's), and its epochs."""
+    tagger, epochs = train_tiny(train__seed=5, data__dev=None, **settings)
+    return tagger.model.state_dict(), epochs
 
 
-def test_the_saved_model_is_the_mean_of_the_epochs_from_average_from(tmp_path, capsys):
+def test_the_saved_model_is_the_mean_of_the_epochs_from_average_from(train_tiny):
     # Averaging never changes the training trajectory, so runs of 2 and 3 epochs without it
-    # give the raw weights that a 3-epoch run averaging from epoch 2 must save the mean of.
-    second = _final_weights(tmp_path, "two", "--set", "train.epochs=2")
-    third = _final_weights(tmp_path, "three", "--set", "train.epochs=3")
-    averaged = _final_weights(
-        tmp_path, "averaged", "--set", "train.epochs=3", "--set", "train.average_from=2"
-    )
+    # give the raw weights that a 3-epoch run averaging from epoch 2 must keep the mean of.
+    second, _ = _final_weights(train_tiny, train__epochs=2)
+    third, _ = _final_weights(train_tiny, train__epochs=3)
+    averaged, epochs = _final_weights(train_tiny, train__epochs=3, train__average_from=2)
     changed = 0
     for name, weights in averaged.items():
         if not weights.is_floating_point():  # masks and the like, the same in every run
@@ -76,13 +72,12 @@ def test_the_saved_model_is_the_mean_of_the_epochs_from_average_from(tmp_path, c
         torch.testing.assert_close(weights, (second[name] + third[name]) / 2)
         changed += not torch.equal(weights, third[name])
     assert changed  # the trained weights moved between epochs 2 and 3
-    epochs = [line for line in capsys.readouterr().err.splitlines() if line.startswith("epoch")]
-    assert [line.endswith("avg") for line in epochs[-3:]] == [False, True, True]
+    assert [e.averaged for e in epochs] == [False, True, True]
 
 
-def test_averaging_after_the_last_epoch_is_a_config_error(tmp_path, capsys):
-    args = ["train", "configs/sample.yaml", "-o", str(tmp_path), "--set", "train.epochs=3"]
-    assert cli.run([*args, "--set", "train.average_from=4", *FAST]) == 2
+def test_averaging_after_the_last_epoch_is_a_config_error(tmp_path, capsys, tiny_args):
+    args = ["train", "configs/sample.yaml", "-o", str(tmp_path)]
+    assert cli.run([*args, *tiny_args(train__epochs=3, train__average_from=4)]) == 2
     error = capsys.readouterr().err.strip()
     assert error == (
         "crftag: error: train.average_from: 4 is after the last epoch (train.epochs: 3), "

@@ -6,7 +6,15 @@ from collections import Counter
 
 import torch
 
-from crftag.data.batching import MAX_WORD_CHARS, collate, encode, encode_batch
+from crftag.data.batching import (
+    MAX_DOCUMENT_SENTENCES,
+    MAX_WORD_CHARS,
+    collate,
+    document_batches,
+    document_groups,
+    encode,
+    encode_batch,
+)
 from crftag.data.vocab import Vocabularies, Vocabulary
 
 
@@ -57,3 +65,39 @@ def test_encode_batch_with_hashed_features():
     want = collate([encode(tokens, vocabularies) for tokens in sentences])
     _assert_same_batch(got, want)
     assert torch.equal(got.features, want.features)
+
+
+def test_document_batches_keep_documents_whole():
+    documents = ["a"] * 3 + ["b"] * 1 + ["c"] * 5 + ["d"] * 2
+    batches = document_batches(documents, batch_size=4)
+    assert batches == [[0, 1, 2, 3], [4, 5, 6, 7, 8], [9, 10]]
+    shuffled = document_batches(documents, batch_size=4, rng=random.Random(3))
+    assert sorted(i for batch in shuffled for i in batch) == list(range(len(documents)))
+    for batch in shuffled:  # every document lies in one batch, in its own order
+        for name in {documents[i] for i in batch}:
+            rows = [i for i, d in enumerate(documents) if d == name]
+            assert [i for i in batch if documents[i] == name] == rows
+
+
+def test_a_very_long_document_is_cut():
+    batches = document_batches(["a"] * (2 * MAX_DOCUMENT_SENTENCES + 1), batch_size=10)
+    assert [len(b) for b in batches] == [MAX_DOCUMENT_SENTENCES, MAX_DOCUMENT_SENTENCES, 1]
+
+
+def _document_vocabularies(words=("japan",)):
+    words = Vocabulary(["<pad>", "<unk>", *words])
+    chars = Vocabulary(["<pad>", "<unk>"])
+    return Vocabularies(words=words, chars=chars, tags=Vocabulary(["O"]))
+
+
+def test_groups_join_one_word_in_one_document():
+    vocabularies = _document_vocabularies()
+    sentences = [["Japan", "won"], ["JAPAN", "Zorbl", "zorbl"], ["Japan"]]
+    groups = document_groups(sentences, ["d1", "d1", "d2"], vocabularies)
+    assert groups.shape == (3, 3)
+    japan, won = groups[0, 0], groups[0, 1]
+    assert groups[1, 0] == japan  # case does not matter
+    assert groups[1, 1] == groups[1, 2] != japan  # unknown words are grouped by their form
+    assert groups[2, 0] not in (japan, won)  # another document
+    padding = groups.max()
+    assert groups[0, 2] == padding and groups[2, 1] == padding and padding == 4  # 4 words

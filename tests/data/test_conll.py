@@ -4,7 +4,13 @@ import io
 
 import pytest
 
-from crftag.data.conll import ColumnSpec, detect_format, format_conll_block, read_columns
+from crftag.data.conll import (
+    ColumnSpec,
+    detect_format,
+    document_keys,
+    format_conll_block,
+    read_columns,
+)
 from crftag.errors import CrftagError
 
 
@@ -92,3 +98,43 @@ def test_detect_format(tmp_path):
     assert detect_format(str(conllu)) == "conllu"
     assert detect_format(str(conll)) == "conll"
     assert detect_format("x.conllu") == "conllu"
+
+
+DOCUMENTS = """-DOCSTART- -X- O O
+
+Japan NNP B-NP B-LOC
+won VBD B-VP O
+
+Japan NNP B-NP B-LOC
+lost VBD B-VP O
+
+-DOCSTART- -X- O O
+
+JAPAN NNP B-NP B-LOC
+. . O O
+"""
+
+
+def test_documents_follow_the_markers():
+    sentences = read(DOCUMENTS)
+    assert [s.document for s in sentences] == [1, 1, 2]
+    keys = document_keys(sentences, "f")
+    assert keys[0] == keys[1] != keys[2]
+
+
+def test_sentences_before_any_marker_are_documents_of_their_own():
+    sentences = read("a O\n\nb O\n\n-DOCSTART- O\n\nc O\n\nd O\n")
+    keys = document_keys(sentences)
+    assert len(set(keys[:2])) == 2 and keys[2] == keys[3]
+    assert keys[0] not in keys[2:] and keys[1] not in keys[2:]
+
+
+def test_conllu_newdoc_comments_start_documents():
+    row = "1\t{}\t_\tNOUN\t_\t_\t0\troot\t_\t_\n"
+    text = (
+        "# newdoc id = a\n# sent_id = 1\n" + row.format("x") + "\n"
+        "# sent_id = 2\n" + row.format("y") + "\n"
+        "# newdoc id = b\n# sent_id = 3\n" + row.format("z") + "\n"
+    )
+    sentences = read(text, ColumnSpec.for_format("conllu"))
+    assert [s.document for s in sentences] == [1, 1, 2]

@@ -1,105 +1,16 @@
-"""Document context (``model.document_context``): documents from markers, batches of whole
-documents, and pooling of a word's BiLSTM states over its document."""
+"""Document context (``model.document_context``): pooling of a word's BiLSTM states over its
+document, in training, tagging, ``predict`` and ``eval``. Reading documents and batching them
+whole are tested in tests/data/test_conll.py and tests/data/test_batching.py."""
 
-import io
 import json
-import random
 
 import pytest
 import torch
 
-from crftag import cli
-from crftag.data.batching import (
-    MAX_DOCUMENT_SENTENCES,
-    document_batches,
-    document_groups,
-)
+from crftag.checkpoint import save_model
+from crftag.data.batching import document_groups, encode_batch
 from crftag.data.conll import ColumnSpec, document_keys, read_columns
-from crftag.data.vocab import Vocabularies, Vocabulary
-from crftag.inference.tagger import Tagger
 from crftag.nn.taggers import _group_means
-
-TINY = ["--set", "train.epochs=3", "--set", "model.hidden_size=32", "--set", "model.word_dim=32"]
-TINY += ["--device", "cpu", "--quiet"]
-
-CONLL = """-DOCSTART- -X- O O
-
-Japan NNP B-NP B-LOC
-won VBD B-VP O
-
-Japan NNP B-NP B-LOC
-lost VBD B-VP O
-
--DOCSTART- -X- O O
-
-JAPAN NNP B-NP B-LOC
-. . O O
-"""
-
-
-def _read(text, spec=ColumnSpec()):
-    return list(read_columns(io.BytesIO(text.encode()), "x", spec))
-
-
-def test_documents_follow_the_markers():
-    sentences = _read(CONLL)
-    assert [s.document for s in sentences] == [1, 1, 2]
-    keys = document_keys(sentences, "f")
-    assert keys[0] == keys[1] != keys[2]
-
-
-def test_sentences_before_any_marker_are_documents_of_their_own():
-    sentences = _read("a O\n\nb O\n\n-DOCSTART- O\n\nc O\n\nd O\n")
-    keys = document_keys(sentences)
-    assert len(set(keys[:2])) == 2 and keys[2] == keys[3]
-    assert keys[0] not in keys[2:] and keys[1] not in keys[2:]
-
-
-def test_conllu_newdoc_comments_start_documents():
-    row = "1\t{}\t_\tNOUN\t_\t_\t0\troot\t_\t_\n"
-    text = (
-        "# newdoc id = a\n# sent_id = 1\n" + row.format("x") + "\n"
-        "# sent_id = 2\n" + row.format("y") + "\n"
-        "# newdoc id = b\n# sent_id = 3\n" + row.format("z") + "\n"
-    )
-    sentences = _read(text, ColumnSpec.for_format("conllu"))
-    assert [s.document for s in sentences] == [1, 1, 2]
-
-
-def test_document_batches_keep_documents_whole():
-    documents = ["a"] * 3 + ["b"] * 1 + ["c"] * 5 + ["d"] * 2
-    batches = document_batches(documents, batch_size=4)
-    assert batches == [[0, 1, 2, 3], [4, 5, 6, 7, 8], [9, 10]]
-    shuffled = document_batches(documents, batch_size=4, rng=random.Random(3))
-    assert sorted(i for batch in shuffled for i in batch) == list(range(len(documents)))
-    for batch in shuffled:  # every document lies in one batch, in its own order
-        for name in {documents[i] for i in batch}:
-            rows = [i for i, d in enumerate(documents) if d == name]
-            assert [i for i in batch if documents[i] == name] == rows
-
-
-def test_a_very_long_document_is_cut():
-    batches = document_batches(["a"] * (2 * MAX_DOCUMENT_SENTENCES + 1), batch_size=10)
-    assert [len(b) for b in batches] == [MAX_DOCUMENT_SENTENCES, MAX_DOCUMENT_SENTENCES, 1]
-
-
-def _vocabularies(words=("japan",)):
-    words = Vocabulary(["<pad>", "<unk>", *words])
-    chars = Vocabulary(["<pad>", "<unk>"])
-    return Vocabularies(words=words, chars=chars, tags=Vocabulary(["O"]))
-
-
-def test_groups_join_one_word_in_one_document():
-    vocabularies = _vocabularies()
-    sentences = [["Japan", "won"], ["JAPAN", "Zorbl", "zorbl"], ["Japan"]]
-    groups = document_groups(sentences, ["d1", "d1", "d2"], vocabularies)
-    assert groups.shape == (3, 3)
-    japan, won = groups[0, 0], groups[0, 1]
-    assert groups[1, 0] == japan  # case does not matter
-    assert groups[1, 1] == groups[1, 2] != japan  # unknown words are grouped by their form
-    assert groups[2, 0] not in (japan, won)  # another document
-    padding = groups.max()
-    assert groups[0, 2] == padding and groups[2, 1] == padding and padding == 4  # 4 words
 
 
 def test_group_means_against_a_loop():
@@ -119,18 +30,18 @@ def test_group_means_against_a_loop():
 
 
 @pytest.fixture(scope="module")
-def document_model(tmp_path_factory):
+def document_model(train_tiny, tmp_path_factory):
+    """A tiny model with document context, as a tagger and saved in a run directory."""
+    tagger, _ = train_tiny(model__document_context=True, train__seed=3)
     directory = tmp_path_factory.mktemp("doc")
-    args = ["train", "configs/sample.yaml", "-o", str(directory), *TINY]
-    assert cli.run([*args, "--set", "model.document_context=true", "--seed", "3"]) == 0
-    return Tagger.load(str(directory)), directory
+    save_model(str(directory / "model.pt"), tagger.loaded)
+    return tagger, directory
 
 
 def test_a_sentence_depends_on_its_document_only(document_model):
     tagger, _ = document_model
     model = tagger.model.eval()
     vocabularies = tagger.loaded.vocabularies
-    from crftag.data.batching import encode_batch
 
     def emissions(sentences, documents):
         batch = encode_batch(sentences, vocabularies)

@@ -49,36 +49,24 @@ def test_malformed_lines_and_dimension_mismatch_name_the_line(tmp_path):
         check_embeddings(str(tmp_path / "missing.txt"), 100)
 
 
-@pytest.mark.parametrize("freeze", ["true", "false"])
-def test_training_with_embeddings_extends_the_vocabulary(invoke, tmp_path, freeze):
+@pytest.mark.parametrize("freeze", [True, False])
+def test_training_with_embeddings_extends_the_vocabulary(
+    invoke, tmp_path, freeze, tiny_args, tiny_config
+):
+    dim = tiny_config().model.word_dim  # the vectors fit the tiny model
     vectors = tmp_path / "v.txt"
     vectors.write_text(
-        "berlin " + " ".join(["0.5"] * 16) + "\nzanzibar " + " ".join(["0.25"] * 16) + "\n",
+        "berlin " + " ".join(["0.5"] * dim) + "\nzanzibar " + " ".join(["0.25"] * dim) + "\n",
         encoding="utf-8",
     )
-    args = [
-        "train",
-        "configs/sample.yaml",
-        "-o",
-        str(tmp_path / "run"),
-        "--device",
-        "cpu",
-        "-q",
-        "--set",
-        "model.word_dim=16",
-        "--set",
-        "model.hidden_size=16",
-        "--set",
-        "train.epochs=1",
-        "--set",
-        f"model.embeddings={vectors}",
-        "--set",
-        f"model.freeze_embeddings={freeze}",
-        "--set",
-        "vocab.embedding_words=10",
-        "--set",
-        "train.word_dropout=0.5",
-    ]
+    settings = tiny_args(
+        train__epochs=1,
+        model__embeddings=vectors,
+        model__freeze_embeddings=freeze,
+        vocab__embedding_words=10,
+        train__word_dropout=0.5,
+    )
+    args = ["train", "configs/sample.yaml", "-o", str(tmp_path / "run"), *settings]
     result = invoke(args)
     assert result.status == 0, result.stderr
     # Both file words are new in these forms: "berlin" (training has only "Berlin") and
@@ -90,9 +78,9 @@ def test_training_with_embeddings_extends_the_vocabulary(invoke, tmp_path, freez
     weights = state["state_dict"]["word_embedding.weight"]
     # A word that training never saw keeps exactly the file's vector, fine-tuned or not;
     # "Berlin", a training word, moves only when fine-tuned.
-    assert torch.equal(weights[symbols.index("zanzibar")], torch.full((16,), 0.25))
+    assert torch.equal(weights[symbols.index("zanzibar")], torch.full((dim,), 0.25))
     berlin = weights[symbols.index("Berlin")]
-    assert torch.equal(berlin, torch.full((16,), 0.5)) == (freeze == "true")
+    assert torch.equal(berlin, torch.full((dim,), 0.5)) == freeze
     result = invoke(["train", "configs/sample.yaml", "--set", f"model.embeddings={vectors}"])
     assert result.status == 2
-    assert "vectors have 16 dimensions but model.word_dim is 50" in result.stderr
+    assert f"vectors have {dim} dimensions but model.word_dim is 50" in result.stderr

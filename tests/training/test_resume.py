@@ -14,21 +14,8 @@ import torch
 from crftag.checkpoint import load_model, write_atomically
 from crftag.errors import CrftagError
 
-SMALL = [
-    "--set",
-    "model.hidden_size=16",
-    "--set",
-    "model.word_dim=16",
-    "--set",
-    "train.epochs=3",
-    "--set",
-    "train.batch_size=4",
-    "--device",
-    "cpu",
-    "--quiet",
-    "--seed",
-    "3",
-]
+# Small batches: many steps an epoch, so a signal sent after epoch 1 lands inside epoch 2.
+SMALL_BATCHES = {"train__batch_size": 4, "train__seed": 3}
 
 
 def crftag(*args, **kwargs):
@@ -55,21 +42,24 @@ def wait_for_line(process, prefix, timeout=120):
 
 
 @pytest.mark.parametrize(
-    ("signal_number", "options"),
+    ("signal_number", "settings"),
     [
-        (signal.SIGINT, []),
-        (signal.SIGTERM, []),
+        (signal.SIGINT, {}),
+        (signal.SIGTERM, {}),
         # The weight average holds epoch 1 when the signal lands and must survive the resume.
-        (signal.SIGINT, ["--set", "train.average_from=1"]),
+        (signal.SIGINT, {"train__average_from": 1}),
     ],
 )
-def test_interrupted_and_resumed_run_equals_uninterrupted_run(tmp_path, signal_number, options):
+def test_interrupted_and_resumed_run_equals_uninterrupted_run(
+    tmp_path, tiny_args, signal_number, settings
+):
+    options = tiny_args(**SMALL_BATCHES, **settings)
     straight = tmp_path / "straight"
-    done = crftag("train", "configs/sample.yaml", "-o", str(straight), *SMALL, *options)
+    done = crftag("train", "configs/sample.yaml", "-o", str(straight), *options)
     assert done.wait(timeout=300) == 0, done.stderr.read()
 
     broken = tmp_path / "broken"
-    process = crftag("train", "configs/sample.yaml", "-o", str(broken), *SMALL, *options)
+    process = crftag("train", "configs/sample.yaml", "-o", str(broken), *options)
     wait_for_line(process, "epoch   1")
     process.send_signal(signal_number)  # lands somewhere in epoch 2
     assert process.wait(timeout=120) == 128 + signal_number
@@ -90,19 +80,10 @@ def test_interrupted_and_resumed_run_equals_uninterrupted_run(tmp_path, signal_n
     assert all(torch.equal(a[name], b[name]) for name in a)
 
 
-def test_kill_9_at_any_moment_leaves_a_loadable_checkpoint(tmp_path):
+def test_kill_9_at_any_moment_leaves_a_loadable_checkpoint(tmp_path, tiny_args):
     run = tmp_path / "run"
-    process = crftag(
-        "train",
-        "configs/sample.yaml",
-        "-o",
-        str(run),
-        *SMALL[:-2],
-        "--set",
-        "train.epochs=20",
-        "--set",
-        "train.patience=0",
-    )
+    options = tiny_args(train__batch_size=4, train__epochs=20, train__patience=0)
+    process = crftag("train", "configs/sample.yaml", "-o", str(run), *options)
     deadline = time.time() + 120
     while not (run / "model.pt").exists() and time.time() < deadline:
         time.sleep(0.05)

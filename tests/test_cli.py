@@ -62,22 +62,9 @@ def test_user_errors_are_one_line_without_traceback(invoke, sample_model, tmp_pa
         assert message in lines[0]
 
 
-def test_train_pos_on_the_ewt_slice_reports_accuracy(invoke, tmp_path):
-    result = invoke(
-        [
-            "train",
-            "configs/sample_pos.yaml",
-            "-o",
-            str(tmp_path),
-            "--set",
-            "train.epochs=1",
-            "--set",
-            "model.hidden_size=16",
-            "--quiet",
-            "--device",
-            "cpu",
-        ]
-    )
+def test_train_pos_on_the_ewt_slice_reports_accuracy(invoke, tmp_path, tiny_args):
+    args = ["train", "configs/sample_pos.yaml", "-o", str(tmp_path)]
+    result = invoke([*args, *tiny_args(train__epochs=1)])
     assert result.status == 0, result.stderr
     state = torch.load(tmp_path / "model.pt", weights_only=True)
     assert state["train_scheme"] == "none" and "PROPN" in state["vocabularies"]["tags"]["symbols"]

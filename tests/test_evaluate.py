@@ -159,3 +159,14 @@ def test_eval_calibration_prints_table_and_ece(invoke, sample_model):
     micro = json.loads(as_json.stdout)["entities"]["micro"]
     assert abs(calibration["thresholds"][0]["precision"] - micro["precision"]) < 1e-9
     assert abs(calibration["thresholds"][0]["recall"] - micro["recall"]) < 1e-9
+
+
+def test_labels_unseen_in_training_are_errors_not_crashes(tmp_path, sample_model, invoke):
+    gold = tmp_path / "gold.conll"
+    gold.write_text("Anna B-PER\nsings O\nin O\nBaku B-GPE\n\nBob B-PER\n")
+    result = invoke(["eval", str(gold), "-m", str(sample_model), "--json"])
+    assert result.status == 0
+    assert result.stderr.count("labels never seen in training") == 1
+    assert "GPE" in result.stderr
+    scores = json.loads(result.stdout)
+    assert scores["entities"]["GPE"]["recall"] == 0.0

@@ -3,6 +3,8 @@ in input order, in each input and output format."""
 
 import io
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -94,3 +96,51 @@ def test_tag_files_loads_the_model_and_writes_what_predict_writes(invoke, sample
     assert cli.status == 0, cli.stderr
     assert output.getvalue() == cli.stdout
     assert [len(json.loads(line)["nbest"]) for line in cli.stdout.splitlines()] == [2, 1, 2]
+
+
+PEAK_RSS = (
+    "import resource, sys\n"
+    "from crftag import cli\n"
+    "status = cli.run(sys.argv[1:])\n"
+    "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+    "sys.exit(status)\n"
+)
+
+
+def peak_rss_kb(model, lines, tmp_path, output_format="conll"):
+    source = tmp_path / f"in{lines}.txt"
+    with open(source, "w", encoding="utf-8") as handle:
+        for i in range(lines):
+            handle.write(f"Anna Smith {i} lives in Berlin and works for Siemens .\n")
+    with open(source, "rb") as stdin:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                PEAK_RSS,
+                "predict",
+                "-m",
+                str(model),
+                "--format",
+                output_format,
+            ],
+            stdin=stdin,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=True,
+        )
+    return int(done.stderr.strip().splitlines()[-1])
+
+
+def test_predict_streams_in_bounded_memory(sample_model, tmp_path):
+    small = peak_rss_kb(sample_model, 1_000, tmp_path, "jsonl")
+    large = peak_rss_kb(sample_model, 20_000, tmp_path, "jsonl")
+    assert large <= 1.2 * small, (small, large)
+
+
+@pytest.mark.slow
+def test_a_million_sentences_in_bounded_memory(sample_model, tmp_path):
+    small = peak_rss_kb(sample_model, 10_000, tmp_path)
+    large = peak_rss_kb(sample_model, 1_000_000, tmp_path)
+    assert large <= 1.2 * small, (small, large)

@@ -1,4 +1,4 @@
-"""Outgrowing one process: DDP training under torchrun (gloo on CPU), sharded predict."""
+"""Outgrowing one process: DDP training under torchrun (gloo on CPU)."""
 
 import json
 import os
@@ -58,33 +58,3 @@ def test_two_process_training_matches_one_process(tmp_path):
         check=True,
     )
     assert abs(json.loads(loaded.stdout)["entities"]["micro"]["f1"] - two["dev"]) < 1e-9
-
-
-@pytest.mark.parametrize("output_format", ["conll", "jsonl"])
-def test_sharded_predict_merged_equals_unsharded(invoke, sample_model, tmp_path, output_format):
-    lines = [f"Anna Smith {i} lives in Berlin ." if i % 7 else "" for i in range(230)]
-    source = tmp_path / "in.txt"
-    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    options = ["-m", str(sample_model), "--format", output_format, "--batch-size", "16"]
-    whole = invoke(["predict", str(source), *options]).stdout
-    shards = []
-    for index in range(3):
-        result = invoke(["predict", str(source), *options, "--shard", f"{index}/3"])
-        assert result.status == 0, result.stderr
-        path = tmp_path / f"shard{index}"
-        path.write_text(result.stdout, encoding="utf-8")
-        shards.append(str(path))
-    merged = invoke(["merge", *shards, "--format", output_format, "--batch-size", "16"])
-    assert merged.stdout == whole
-    jobs = subprocess.run(
-        [sys.executable, "-m", "crftag", "predict", *options, "--jobs", "2"],
-        input=source.read_bytes(),
-        capture_output=True,
-        check=True,
-    )
-    assert jobs.stdout.decode("utf-8") == whole
-
-
-def test_bad_shard_is_a_clear_error(invoke, sample_model):
-    result = invoke(["predict", "-m", str(sample_model), "--shard", "3/3"])
-    assert result.status == 2 and "expected I/N with 0 <= I < N" in result.stderr

@@ -255,6 +255,13 @@ def predict(
         float,
         typer.Option(min=0.0, max=1.0, help="Drop spans less likely than this (tokens become O)."),
     ] = 0.0,
+    token_offsets: Annotated[
+        bool,
+        typer.Option(
+            "--token-offsets",
+            help="jsonl: also each token's [start, end) character offsets in its input line.",
+        ),
+    ] = False,
     on_error: Annotated[
         OnError,
         typer.Option(
@@ -290,6 +297,7 @@ def predict(
         nbest=nbest,
         min_confidence=min_confidence,
         on_error=on_error.value,
+        token_offsets=token_offsets,
     )
     try:
         if jobs > 1:

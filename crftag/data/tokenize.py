@@ -3,13 +3,17 @@
 ``Berlin.`` -> ``Berlin .``, ``don't`` -> ``do n't``, ``(Reuters)`` -> ``( Reuters )``, while
 abbreviations such as ``U.S.`` or ``Mr.``, numbers such as ``3.5`` or ``1,000`` and hyphenated
 words stay whole. The tagger was trained on text split this way, so it tags such tokens best.
+
+Tokens are only ever cut out of the text, never rewritten: every token is a substring of the
+text, in order, so :func:`token_offsets` finds where each one is.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-__all__ = ["tokenize"]
+__all__ = ["token_offsets", "tokenize"]
 
 _OPENING = "([{\"'`“‘«"
 _CLOSING = ")]},;:!?\"'”’»"
@@ -28,6 +32,22 @@ def tokenize(text: str) -> list[str]:
     for chunk in text.split():
         tokens.extend(_split_chunk(chunk))
     return tokens
+
+
+def token_offsets(text: str, tokens: Sequence[str]) -> list[tuple[int, int]]:
+    """(start, end) character offsets of each token in ``text`` (Python string indices, code
+    points), each token found after the one before: ``text[start:end] == token``.
+
+    Raises ValueError when a token is not in ``text`` after the previous one."""
+    offsets = []
+    position = 0
+    for token in tokens:
+        start = text.find(token, position)
+        if start < 0:
+            raise ValueError(f"expected token {token!r} in the text at or after {position}")
+        position = start + len(token)
+        offsets.append((start, position))
+    return offsets
 
 
 def _split_chunk(chunk: str) -> list[str]:

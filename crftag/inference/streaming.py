@@ -37,6 +37,7 @@ class Record:
     sentence: Sentence
     markup: bool = False
     document: Hashable = None  # equal for the sentences of one document (document context)
+    text: str | None = None  # the line a text or tokens sentence was cut from (span offsets)
 
 
 def read_sentences(
@@ -53,7 +54,8 @@ def read_sentences(
             for number, line in read_lines(stream, source, on_error, allow_nul=True):
                 sentence = Sentence(tuple(split(line)) if line else (), None, number)
                 # No markers in text: every line is a document of its own.
-                yield Record(sentence, document=document_key(sentence, source, number))
+                document = document_key(sentence, source, number)
+                yield Record(sentence, document=document, text=line)
             return
         spec = ColumnSpec.for_format(input_format, word_column, tag_column=None)
         spec = ColumnSpec(spec.format, spec.word_column, tag_column=None)
@@ -111,13 +113,19 @@ def _last_document(batch: list[Record]) -> Hashable:
     return None
 
 
+# Characters that some readers take for line ends (Python's str.splitlines, JavaScript): kept
+# escaped, so a span's text with one in it never splits its record's line. json.dumps escapes
+# the ASCII control characters already.
+_LINE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
 def format_record(
     record: Record, prediction: Prediction, output_format: str, column_input: bool
 ) -> str:
     if output_format == "jsonl":
         if record.markup:
             return ""
-        return json.dumps(prediction.to_dict(), ensure_ascii=False) + "\n"
+        return json.dumps(prediction.to_dict(), ensure_ascii=False).translate(_LINE_BREAKS) + "\n"
     if column_input:
         return format_conll_block(record.sentence, prediction.tags)
     pairs = zip(prediction.tokens, prediction.tags, strict=True)
@@ -137,6 +145,7 @@ def predict_files(
     min_confidence: float = 0.0,
     on_error: str = "stop",
     shard: tuple[int, int] = (0, 1),
+    token_offsets: bool = False,
 ) -> int:
     """Tag every input and write the records to ``output``; return the number of sentences.
 
@@ -148,8 +157,9 @@ def predict_files(
     the same bytes.
 
     JSON lines carry everything :meth:`Tagger.predict` computes (span confidence, sequence
-    probability, and marginals or n-best on request); CoNLL output needs only the Viterbi tags,
-    and takes the fast path unless spans are filtered by confidence.
+    probability, character offsets into each text line, and marginals, n-best or token offsets
+    on request); CoNLL output needs only the Viterbi tags, and takes the fast path unless spans
+    are filtered by confidence.
     """
     if input_format not in INPUT_FORMATS:
         raise ValueError(f"expected input_format in {INPUT_FORMATS}, got {input_format!r}")
@@ -187,6 +197,8 @@ def predict_files(
                 min_confidence=min_confidence,
                 batch_size=batch_size,
                 documents=documents,
+                texts=[record.text for record in batch],
+                token_offsets=token_offsets,
             )
         else:
             predictions = [
@@ -220,6 +232,7 @@ class PredictOptions:
     nbest: int = 1
     min_confidence: float = 0.0
     on_error: str = "stop"
+    token_offsets: bool = False
 
 
 def tag_files(
@@ -244,4 +257,5 @@ def tag_files(
         min_confidence=options.min_confidence,
         on_error=options.on_error,
         shard=shard,
+        token_offsets=options.token_offsets,
     )

@@ -21,7 +21,7 @@ from crftag.data.batching import Batch, bucketed_batches, build_batch, document_
 from crftag.data.schemes import convert, to_spans
 from crftag.data.tokenize import tokenize
 from crftag.inference.confidence import span_confidences
-from crftag.inference.records import Prediction, drop_unlikely_spans, join_pieces
+from crftag.inference.records import Prediction, drop_unlikely_spans, join_pieces, locate_spans
 
 if TYPE_CHECKING:
     from crftag.config import Config
@@ -205,6 +205,8 @@ class Tagger:
         min_confidence: float = 0.0,
         batch_size: int = 64,
         documents: Sequence[Hashable] | None = None,
+        texts: Sequence[str | None] | None = None,
+        token_offsets: bool = False,
     ) -> list[Prediction]:
         """Tag sentences, each a string (split by the built-in tokenizer) or a list of tokens.
 
@@ -212,6 +214,10 @@ class Tagger:
         nbest: also list the ``nbest`` best tag sequences with their probabilities.
         min_confidence: drop spans less likely than this (their tokens become ``O``).
         documents: as in :meth:`tag`.
+        texts: for token lists, the text each was cut from (None where there is none), so
+            spans get character offsets into it; a string sentence is its own text, and a token
+            list without one is placed in its tokens joined by single spaces.
+        token_offsets: also each token's character offsets.
         """
         if probs not in (None, "tag", "all"):
             raise ValueError(f"expected probs None|'tag'|'all', got {probs!r}")
@@ -250,6 +256,9 @@ class Tagger:
                 results[index] = sentence_parts[0]
             elif sentence_parts:
                 results[index] = join_pieces(sentence_parts)
+        for index, (sentence, result) in enumerate(zip(sentences, results, strict=True)):
+            text = sentence if isinstance(sentence, str) else texts[index] if texts else None
+            locate_spans(result, text, token_offsets)
         return results
 
     def _predict_batch(self, batch: Batch, probs: str | None, nbest: int) -> list[Prediction]:

@@ -3,6 +3,7 @@ in input order, in each input and output format."""
 
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -11,6 +12,7 @@ import pytest
 from crftag.data.tokenize import tokenize
 from crftag.inference.streaming import PredictOptions, predict_files, tag_files
 from crftag.inference.tagger import Tagger
+from crftag.registry import MODELS_DIR
 
 
 def test_predict_gives_one_record_per_input_line_in_order(invoke, sample_model):
@@ -144,3 +146,53 @@ def test_a_million_sentences_in_bounded_memory(sample_model, tmp_path):
     small = peak_rss_kb(sample_model, 10_000, tmp_path)
     large = peak_rss_kb(sample_model, 1_000_000, tmp_path)
     assert large <= 1.2 * small, (small, large)
+
+
+HAVE_NER = os.path.exists(os.path.join(MODELS_DIR, "en-ner.pt"))
+
+
+@pytest.mark.skipif(not HAVE_NER, reason="en-ner not built (make models)")
+@pytest.mark.parametrize("input_format", ["text", "tokens"])
+def test_span_offsets_slice_the_input_line(invoke, input_format):
+    lines = [
+        "Angela  Merkel visited\tNew York.",
+        "Zürich\u00a0and  東京 :  Angela Merkel met Emmanuel\u3000Macron in Paris .",
+    ]
+    result = invoke(
+        ["predict", "--input-format", input_format, "--format", "jsonl", "--token-offsets"],
+        stdin="\n".join(lines) + "\n",
+    )
+    assert result.status == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(records) == 2 and all(record["spans"] for record in records)
+    for line, record in zip(lines, records, strict=True):
+        for span in record["spans"]:
+            assert line[span["start_char"] : span["end_char"]] == span["text"]
+        for token, (start, end) in zip(record["tokens"], record["token_offsets"], strict=True):
+            assert line[start:end] == token
+    assert records[0]["spans"][0]["text"] == "Angela  Merkel"
+
+
+def test_column_input_spans_are_placed_in_the_tokens_joined_by_spaces(invoke, sample_model):
+    conll = "John\nSmith\nlives\nin\nBerlin\n.\n\n"
+    result = invoke(
+        ["predict", "-m", str(sample_model), "--input-format", "conll", "--format", "jsonl"],
+        stdin=conll,
+    )
+    record = json.loads(result.stdout)
+    joined = " ".join(record["tokens"])
+    assert record["spans"]
+    for span in record["spans"]:
+        assert joined[span["start_char"] : span["end_char"]] == span["text"]
+    assert "token_offsets" not in record
+
+
+def test_a_span_text_with_a_line_separator_keeps_its_record_on_one_line(invoke, sample_model):
+    line = "John\u2028Smith lives in\u0085Berlin ."
+    args = ["predict", "-m", str(sample_model), "--input-format", "tokens", "--format", "jsonl"]
+    result = invoke(args, stdin=line + "\n")
+    assert len(result.stdout.splitlines()) == 1  # str.splitlines breaks at U+2028 and U+0085
+    record = json.loads(result.stdout)
+    assert record["tokens"] == line.split()
+    for span in record["spans"]:
+        assert line[span["start_char"] : span["end_char"]] == span["text"]

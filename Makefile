@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all demo bench bench-speed bench-crf bench-reference bench-accuracy models lint format docs results clean
+.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy models lint format docs results clean
 
 install: $(STAMP)
 
@@ -54,6 +54,13 @@ models: install
 			$(PY) -m crftag train configs/$$name.yaml --seed 1 -o $(MODELS_RUNS)/$$name -q || exit 1; \
 		$(PY) -m crftag export $(MODELS_RUNS)/$$name crftag/models/$$name.pt --half || exit 1; \
 	done
+
+# Sentence-boundary errors and speed of the document splitter (segtok) against pysbd, on
+# CoNLL-2003 eng.testb and UD English-EWT test (under a minute); writes
+# benchmarks/results/sentence_boundaries.json. pysbd is measured only, so it is installed here.
+bench-sentences: install
+	$(PY) -m pip install -q pysbd==0.3.4
+	$(PY) benchmarks/sentence_boundaries.py --examples 5
 
 bench-crf: install
 	$(PY) benchmarks/crf_kernels.py

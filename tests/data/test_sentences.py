@@ -29,8 +29,8 @@ def sentences(text):
         ("Dr. Jones et al. agree. So do we.", ["Dr. Jones et al. agree.", "So do we."]),
         # Tokenized text: a terminal after a space still ends a sentence.
         (
-            "Japan began the defence . Their opponents were Syria .",
-            ["Japan began the defence .", "Their opponents were Syria ."],
+            "The river froze early . Boats stayed in port ( all of them ) .",
+            ["The river froze early .", "Boats stayed in port ( all of them ) ."],
         ),
         # A blank line ends a sentence, even one with no terminal; a single line break does not.
         ("A headline\n\nThe body starts here.", ["A headline", "The body starts here."]),

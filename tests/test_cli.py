@@ -47,7 +47,7 @@ def test_user_errors_are_one_line_without_traceback(invoke, sample_model, tmp_pa
     cases = [
         (["eval", "missing.conll", "-m", str(sample_model)], "missing.conll: no such file"),
         (["eval", str(ragged), "-m", str(sample_model)], f"{ragged}:3: expected 2 columns"),
-        (["eval", "data", "-m", str(sample_model)], "data: is a directory"),
+        (["eval", "data", "-m", str(sample_model)], "data: is a directory, and holds no brat"),
         (["predict", "-m", str(tmp_path)], "no model.pt in this directory"),
         (["train", "no.yaml"], "no.yaml: no such file"),
         (["predict", "--format", "xml", "-m", str(sample_model)], "'--format'"),

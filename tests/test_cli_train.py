@@ -3,7 +3,7 @@
 import io
 import sys
 
-from crftag import cli
+from crftag.cli import training as cli
 
 METRICS = {
     "epochs": 8,

@@ -1,0 +1,97 @@
+"""The ``crftag`` command: thin Typer commands over the library's functions.
+
+Nothing here imports torch at module level, so ``crftag --help`` starts fast; each command imports
+what it needs when it runs. stdout carries data only; messages and progress go to stderr. A user
+mistake is one line ``crftag: error: ...`` and exit status 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+try:  # recent Typer ships its own copy of click; its exceptions are the ones raised
+    from typer._click import exceptions as click_exceptions
+except ImportError:  # older Typer runs on click itself
+    from click import exceptions as click_exceptions
+
+from crftag import __version__
+from crftag.cli.files import convert, export
+from crftag.cli.options import Probabilities
+from crftag.cli.scoring import evaluate
+from crftag.cli.tagging import merge, predict
+from crftag.cli.training import train
+from crftag.errors import CrftagError, TrainingInterrupted
+
+app = typer.Typer(
+    name="crftag",
+    help="Sequence labelling (NER, POS) with a BiLSTM-CRF: train, eval, predict.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"crftag {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show version.")
+    ] = False,
+) -> None:
+    """Sequence labelling (NER, POS) with a BiLSTM-CRF: train, eval, predict."""
+
+
+app.command()(train)
+app.command("eval")(evaluate)
+app.command()(predict)
+app.command()(merge)
+app.command()(export)
+app.command()(convert)
+
+
+def run(args: list[str] | None = None) -> int:
+    """Run the CLI and return its exit status, turning user mistakes into one-line errors."""
+    command = typer.main.get_command(app)
+    args = _optional_values(list(sys.argv[1:] if args is None else args))
+    try:
+        status = command.main(args=args, prog_name="crftag", standalone_mode=False)
+    except TrainingInterrupted as interruption:
+        print(f"crftag: {interruption}", file=sys.stderr)
+        return interruption.exit_code
+    except CrftagError as error:
+        sys.stdout.flush()
+        print(f"crftag: error: {error}", file=sys.stderr)
+        return error.exit_code
+    except click_exceptions.NoArgsIsHelpError:
+        return 2  # the help text is already printed
+    except click_exceptions.UsageError as error:
+        print(f"crftag: error: {error.format_message()}", file=sys.stderr)
+        return 2
+    except (typer.Abort, KeyboardInterrupt):
+        print("crftag: interrupted", file=sys.stderr)
+        return 130
+    # click hands back the status of `typer.Exit` (and None for a normal return).
+    return status if isinstance(status, int) else 0
+
+
+def _optional_values(args: list[str]) -> list[str]:
+    """Let ``--probs`` stand alone as well as take a value: alone it means ``--probs tag``."""
+    expanded = []
+    for position, arg in enumerate(args):
+        expanded.append(arg)
+        following = args[position + 1] if position + 1 < len(args) else None
+        if arg == "--probs" and following not in [choice.value for choice in Probabilities]:
+            expanded.append(Probabilities.tag.value)
+    return expanded
+
+
+def main() -> None:
+    sys.exit(run())

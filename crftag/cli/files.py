@@ -1,0 +1,121 @@
+"""``crftag export`` (a model copied into one file) and ``crftag convert`` (labelled data from
+one format to another)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import Enum
+from typing import Annotated
+
+import typer
+
+from crftag.cli.options import DataFormat, Misaligned
+from crftag.config import SPAN_SCHEMES
+from crftag.errors import CrftagError
+
+__all__ = ["convert", "export"]
+
+OutputScheme = Enum("OutputScheme", [(name, name) for name in SPAN_SCHEMES], type=str)
+
+
+def export(
+    model: Annotated[str, typer.Argument(help="Checkpoint file or run directory.")],
+    output: Annotated[str, typer.Argument(help="Checkpoint file to write.")],
+    half: Annotated[
+        bool, typer.Option("--half", help="Store weights in float16: half the size.")
+    ] = False,
+) -> None:
+    """Copy a trained model into one checkpoint file, optionally in half precision."""
+    from crftag.checkpoint import load_model, save_model
+
+    loaded = load_model(model)
+    directory = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(directory):
+        raise CrftagError(f"{output}: no such directory: {directory}")
+    save_model(output, loaded, half=half)
+    typer.echo(f"wrote {output} ({os.path.getsize(output) / 2**20:.1f} MB)", err=True)
+
+
+def convert(
+    source: Annotated[
+        str,
+        typer.Argument(help="Input: a file, a brat folder, or - for stdin.", show_default=False),
+    ],
+    target: Annotated[
+        str,
+        typer.Argument(help="Output: a file, a brat folder, or - for stdout.", show_default=False),
+    ],
+    input_format: Annotated[
+        DataFormat,
+        typer.Option("--from", help="Input format; auto: as data.format auto in training."),
+    ] = DataFormat.auto,
+    output_format: Annotated[
+        DataFormat,
+        typer.Option(
+            "--to",
+            help="Output format; auto: jsonl for .jsonl/.json, conllu for .conllu, brat for a "
+            "folder or a path ending in /, else conll.",
+        ),
+    ] = DataFormat.auto,
+    scheme: Annotated[
+        OutputScheme, typer.Option(help="Tag scheme of CoNLL and CoNLL-U output.")
+    ] = OutputScheme.iob2,
+    misaligned: Annotated[
+        Misaligned,
+        typer.Option(help="Spans off token boundaries, when writing columns (data.misaligned)."),
+    ] = Misaligned.error,
+    word_column: Annotated[
+        int | None, typer.Option(help="Word column of column input [default: the format's].")
+    ] = None,
+    tag_column: Annotated[
+        int | None, typer.Option(help="Tag column of column input [default: the format's].")
+    ] = None,
+) -> None:
+    """Convert labelled data between CoNLL (IOB1, IOB2, BIOES), CoNLL-U, span JSONL and brat.
+
+    Column data becomes one JSONL record (or brat document) per CoNLL document, with its tokens
+    listed, so converting back gives the same tokens, sentences and chunks.
+    """
+    from crftag.data.conll import ColumnSpec
+    from crftag.data.convert import output_format_of, read_documents_of, write_brat_folder
+    from crftag.data.labelled import detect_labelled_format
+
+    reading = input_format.value
+    if reading == "auto":
+        reading = "conll" if source == "-" else detect_labelled_format(source)
+    writing = output_format.value if output_format.value != "auto" else output_format_of(target)
+    if writing == "brat" and target == "-":
+        raise CrftagError("--to brat writes a folder of files; give a folder, not -")
+    spec = ColumnSpec.for_format(
+        reading if reading in ("conll", "conllu") else "conll", word_column, tag_column
+    )
+    documents = read_documents_of(source, reading, spec)
+    if writing == "brat":
+        count = write_brat_folder(documents, target)
+        typer.echo(f"wrote {count} documents to {target}", err=True)
+        return
+    _write_text(target, documents, writing, scheme.value, misaligned.value)
+
+
+def _write_text(target, documents, writing: str, scheme: str, misaligned: str) -> None:
+    """To stdout as it goes, or to a file that appears only when complete."""
+    import tempfile
+
+    from crftag.data.convert import write_documents
+
+    if target == "-":
+        write_documents(documents, sys.stdout, writing, scheme, misaligned)
+        return
+    directory = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(directory):
+        raise CrftagError(f"{target}: no such directory: {directory}")
+    handle, temporary = tempfile.mkstemp(prefix=".partial-", dir=directory)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+            write_documents(documents, stream, writing, scheme, misaligned)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)

@@ -1,0 +1,72 @@
+"""Options that several commands share, and the one place a device is chosen."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated
+
+import typer
+
+from crftag.config import ANNOTATION_FORMATS, FILE_FORMATS, INPUT_FORMATS, OUTPUT_FORMATS
+from crftag.data.align import MISALIGNED_POLICIES
+from crftag.errors import CrftagError
+from crftag.registry import BUNDLED_MODELS, DEFAULT_MODEL
+
+__all__ = [
+    "DataFormat",
+    "Misaligned",
+    "DeviceChoice",
+    "InputFormat",
+    "ModelOption",
+    "OnError",
+    "OutputFormat",
+    "Probabilities",
+    "resolve_device",
+]
+
+ModelOption = Annotated[
+    str,
+    typer.Option(
+        "-m",
+        "--model",
+        help="Checkpoint file, run directory, or a bundled model: "
+        f"{', '.join(BUNDLED_MODELS)} (default {DEFAULT_MODEL}).",
+    ),
+]
+
+
+class DeviceChoice(str, Enum):
+    auto = "auto"
+    cpu = "cpu"
+    cuda = "cuda"
+
+
+InputFormat = Enum("InputFormat", [(name, name) for name in INPUT_FORMATS], type=str)
+OutputFormat = Enum("OutputFormat", [(name, name) for name in OUTPUT_FORMATS], type=str)
+
+
+class OnError(str, Enum):
+    stop = "stop"
+    skip = "skip"
+
+
+class Probabilities(str, Enum):
+    tag = "tag"
+    all = "all"
+
+
+def resolve_device(choice: str):
+    """The one place a device is chosen; everything below receives it explicitly."""
+    import torch
+
+    if choice == "cuda" and not torch.cuda.is_available():
+        raise CrftagError("--device cuda: no CUDA device is available; use --device cpu")
+    if choice == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(choice)
+
+
+DataFormat = Enum(
+    "DataFormat", [(name, name) for name in ("auto", *FILE_FORMATS, *ANNOTATION_FORMATS)], type=str
+)
+Misaligned = Enum("Misaligned", [(name, name) for name in MISALIGNED_POLICIES], type=str)

@@ -1,0 +1,90 @@
+"""``crftag train``: a config in, a run directory out."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from crftag.cli.options import DeviceChoice, resolve_device
+from crftag.errors import CrftagError
+
+__all__ = ["train"]
+
+
+def train(
+    config: Annotated[
+        str | None, typer.Argument(help="YAML config file.", show_default=False)
+    ] = None,
+    output: Annotated[str, typer.Option("-o", "--output", help="Run directory.")] = "runs/latest",
+    overrides: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override a config value: section.key=value (repeatable)."),
+    ] = None,
+    device: Annotated[DeviceChoice, typer.Option(help="Where to train.")] = DeviceChoice.auto,
+    seed: Annotated[int | None, typer.Option(help="Random seed (overrides train.seed).")] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            help="Continue the interrupted run in this directory, with its own config.",
+            show_default=False,
+        ),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Train a BiLSTM-CRF from CONFIG and save it in the run directory.
+
+    SIGINT (Ctrl-C) or SIGTERM writes a resumable checkpoint and exits with 130 or 143;
+    `crftag train --resume DIR` continues the run where it stopped.
+    """
+    from crftag.config import load_config
+    from crftag.training.run import train as run_training
+
+    if resume is not None:
+        if config is not None or overrides or seed is not None:
+            raise CrftagError(
+                "--resume continues a run with its own config: give no CONFIG, --set or --seed"
+            )
+        metrics = run_training(
+            None, resume, device=resolve_device(device.value), show_progress=not quiet, resume=True
+        )
+        output = resume
+    else:
+        if config is None:
+            raise CrftagError("train needs a CONFIG file (or --resume RUN_DIR)")
+        settings = list(overrides or [])
+        if seed is not None:
+            settings.append(f"train.seed={seed}")
+        loaded_config = load_config(config, settings)
+        resolved = resolve_device(device.value)
+        metrics = run_training(loaded_config, output, device=resolved, show_progress=not quiet)
+    if os.environ.get("RANK", "0") != "0":
+        return  # under torchrun, rank 0 reports
+    _report_training(metrics, os.path.join(output, "model.pt"))
+
+
+def _report_training(metrics: dict, model_path: str) -> None:
+    """The end of a run, on stderr: a table on a terminal, two plain lines in a log."""
+    from crftag.tables import is_terminal, print_table
+
+    dev, test = metrics.get("dev"), metrics.get("test")
+    if is_terminal(sys.stderr):
+        rows = [["epochs", str(metrics["epochs"])]]
+        if dev is not None:
+            rows += [["best dev", f"{100 * dev:.2f} (epoch {metrics['best_epoch']})"]]
+        if test is not None:
+            rows += [["test", f"{100 * test:.2f}"]]
+        rows += [
+            ["training time", f"{metrics['train_seconds']:.1f} s"],
+            ["tokens/s", f"{metrics['tokens_per_second']:,.0f} (mean of epochs)"],
+        ]
+        print_table(f"saved {model_path}", ["run", "result"], rows, sys.stderr)
+        return
+    if test is not None:
+        typer.echo(f"test {100 * test:6.2f}", err=True)
+    summary = f"saved {model_path}"
+    if dev is not None:
+        summary += f" (best dev {100 * dev:.2f} at epoch {metrics['best_epoch']})"
+    typer.echo(summary, err=True)

@@ -20,10 +20,13 @@ from typing import Any
 
 import yaml
 
-from crftag.data.conll import ColumnSpec, detect_format
+from crftag.data.align import MISALIGNED_POLICIES
+from crftag.data.conll import ColumnSpec, Sentence, detect_format
+from crftag.data.labelled import read_labelled
 from crftag.errors import CrftagError
 
 __all__ = [
+    "ANNOTATION_FORMATS",
     "FILE_FORMATS",
     "INPUT_FORMATS",
     "OUTPUT_FORMATS",
@@ -39,8 +42,9 @@ __all__ = [
 
 # The one list of each enumeration; the CLI's choices and the config's are built from these.
 FILE_FORMATS = ("conll", "conllu")  # labelled column files
-INPUT_FORMATS = ("text", "tokens", *FILE_FORMATS)  # what predict reads
-OUTPUT_FORMATS = ("conll", "jsonl")  # what predict writes
+ANNOTATION_FORMATS = ("jsonl", "brat")  # character spans over documents
+INPUT_FORMATS = ("text", "tokens", "doc", *FILE_FORMATS)  # what predict reads
+OUTPUT_FORMATS = ("conll", "jsonl", "spans")  # what predict writes
 SPAN_SCHEMES = ("iob1", "iob2", "bioes")  # tag schemes of entity spans; "none" is one tag a token
 TRAIN_SCHEMES = ("bioes", "iob2")  # schemes a model can be trained in
 
@@ -83,8 +87,12 @@ class DataConfig:
     test: str | None = _key(None, "Test file, scored once with the best model at the end.")
     format: str = _key(
         "auto",
-        "`auto`: CoNLL-U for `.conllu` files and files of 10 tab-separated columns, else CoNLL.",
-        choices=("auto", *FILE_FORMATS),
+        "`auto`: brat for a folder, span JSONL for `.jsonl`/`.json` files (or a first character "
+        "`{` or `[`), CoNLL-U for `.conllu` files and files of 10 tab-separated columns, else "
+        'CoNLL. `jsonl` reads one document per line, `{"text", "spans": [{"start", '
+        '"end", "label"}]}` and the doccano, Prodigy and Label Studio variants '
+        "(docs/annotations.md).",
+        choices=("auto", *FILE_FORMATS, *ANNOTATION_FORMATS),
     )
     word_column: int | None = _key(
         None, "0-based word column; null: the first column (CoNLL), FORM (CoNLL-U)."
@@ -101,11 +109,22 @@ class DataConfig:
     train_scheme: str = _key(
         "bioes", "Scheme the model is trained in; output is always IOB2.", choices=TRAIN_SCHEMES
     )
+    misaligned: str = _key(
+        "error",
+        "A span of `jsonl` or `brat` data that does not start and end on token boundaries: "
+        "`error` stops naming it, `warn` leaves it out, `expand` stretches it to the tokens it "
+        "touches; both of those report each span and the count.",
+        choices=MISALIGNED_POLICIES,
+    )
 
     def column_spec(self, path: str) -> ColumnSpec:
         """How to read ``path`` under these column settings (``format: auto`` looks at it)."""
-        file_format = self.format if self.format != "auto" else detect_format(path)
+        file_format = self.format if self.format in FILE_FORMATS else detect_format(path)
         return ColumnSpec.for_format(file_format, self.word_column, self.tag_column)
+
+    def read(self, path: str) -> list[Sentence]:
+        """The labelled sentences of ``path`` read under these settings."""
+        return read_labelled(path, self.format, self.word_column, self.tag_column, self.misaligned)
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,6 @@ def train_tiny(tiny_config):
     arguments, as for ``tiny_config``: ``train_tiny(train__lr=0, train__seed=3)``. Every call
     trains afresh, so two calls with one seed can be compared.
     """
-    from crftag.data.conll import read_corpus
     from crftag.training.corpus import read_training_files
     from crftag.training.run import train_in_memory
 
@@ -78,7 +77,7 @@ def train_tiny(tiny_config):
         config = tiny_config(**settings)
         sentences = [s for _, in_file in read_training_files(config) for s in in_file]
         dev = config.data.dev
-        dev_sentences = read_corpus(dev, config.data.column_spec(dev)) if dev else None
+        dev_sentences = config.data.read(dev) if dev else None
         return train_in_memory(config, sentences, dev_sentences)
 
     return train

@@ -47,13 +47,18 @@ def check_output_dir(output_dir: str) -> None:
 
 
 def check_data_files(config: Config) -> None:
-    """The data files exist."""
+    """The data files exist: files, or folders of brat files for ``data.format`` brat or auto."""
     named = [("train", path) for path in training_files(config)]
     named += [("dev", config.data.dev), ("test", config.data.test)]
+    folders_allowed = config.data.format in ("auto", "brat")
     for name, path in named:
-        if path is not None and not os.path.isfile(path):
-            what = "is a directory" if os.path.isdir(path) else "no such file"
-            raise CrftagError(f"data.{name}: {path}: {what}")
+        if path is None or os.path.isfile(path) or (folders_allowed and os.path.isdir(path)):
+            continue
+        if os.path.isdir(path):
+            what = f"is a directory, and data.format is {config.data.format}"
+        else:
+            what = "no such file" if config.data.format != "brat" else "no such folder"
+        raise CrftagError(f"data.{name}: {path}: {what}")
 
 
 def check_model_settings(config: Config) -> None:

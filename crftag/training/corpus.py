@@ -2,7 +2,7 @@
 built, and every sentence encoded once.
 
 Data flows one way here: files -> sentences (in the scheme the model trains in) -> vocabularies
--> index tensors. Reading a dev or test file is :func:`crftag.data.conll.read_corpus`.
+-> index tensors. Reading a dev or test file is :meth:`crftag.config.DataConfig.read`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import torch
 
 from crftag.config import Config
 from crftag.data.batching import Encoded, encode
-from crftag.data.conll import Sentence, document_keys, open_binary, read_columns, read_corpus
+from crftag.data.conll import Sentence, document_keys, open_binary, read_columns
+from crftag.data.labelled import detect_labelled_format
 from crftag.data.schemes import convert, detect_scheme, is_span_tagset
 from crftag.data.vocab import Vocabularies, Vocabulary
 from crftag.errors import CrftagError
@@ -65,9 +66,7 @@ def training_files(config: Config) -> list[str]:
 
 def read_training_files(config: Config) -> list[tuple[str, list[Sentence]]]:
     """(path, its sentences) for each training file, in order."""
-    return [
-        (path, read_corpus(path, config.data.column_spec(path))) for path in training_files(config)
-    ]
+    return [(path, config.data.read(path)) for path in training_files(config)]
 
 
 def resolve_schemes(config: Config, files: list[tuple[str, list[Sentence]]]) -> tuple[str, str]:
@@ -96,8 +95,8 @@ def resolve_schemes(config: Config, files: list[tuple[str, list[Sentence]]]) -> 
 def _where_is(config: Config, path: str, tag: str) -> str:
     """``path:line`` of ``tag``'s first occurrence (the file read again, keeping the lines: only
     an error message needs it); ``path`` alone for sentences that came from no file."""
-    if not os.path.isfile(path):
-        return path
+    if not os.path.isfile(path) or detect_labelled_format(path) not in ("conll", "conllu"):
+        return path  # a record's tags: the record is named by the check that read it
     with open_binary(path) as stream:
         spec = config.data.column_spec(path)
         for sentence in read_columns(stream, path, spec, keep_raw=True):

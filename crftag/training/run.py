@@ -16,7 +16,7 @@ import torch
 
 from crftag.checkpoint import save_model
 from crftag.config import Config
-from crftag.data.conll import Sentence, read_corpus
+from crftag.data.conll import Sentence
 from crftag.evaluate import headline, score_sentences
 from crftag.inference.tagger import Tagger
 from crftag.registry import MODEL_FILE
@@ -128,7 +128,7 @@ def format_epoch(result: EpochResult) -> str:
 
 
 def _read_optional(config: Config, path: str | None) -> list[Sentence]:
-    return read_corpus(path, config.data.column_spec(path)) if path else []
+    return config.data.read(path) if path else []
 
 
 def _dev_evaluation(run: Run, dev: list[Sentence]) -> Callable[[], float | None]:

@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy models lint format docs results clean
+.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean
 
 install: $(STAMP)
 
@@ -69,6 +69,11 @@ bench-crf: install
 # flair and its many dependencies go into their own venv, never crftag's, with torch pinned to
 # the build crftag's venv has, so pip cannot pull a CUDA build.
 REFERENCE_VENV ?= .venv-reference
+# Exact round trips of `crftag convert` on eng.testb and the EWT test file (about a minute):
+# writes benchmarks/results/convert_roundtrip.json.
+bench-convert: install
+	$(PY) benchmarks/convert_roundtrip.py
+
 bench-reference: install
 	test -x $(REFERENCE_VENV)/bin/python || python3 -m venv $(REFERENCE_VENV)
 	$(PY) -c "import torch; print('torch==' + torch.__version__.split('+')[0])" > $(REFERENCE_VENV)/constraints.txt

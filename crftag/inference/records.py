@@ -8,12 +8,23 @@ confidence threshold, and :func:`locate_spans` places the rest in the sentence's
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from crftag.data.schemes import Span, from_spans
 from crftag.data.tokenize import token_offsets
 
-__all__ = ["Prediction", "drop_unlikely_spans", "join_pieces", "locate_spans"]
+__all__ = ["Prediction", "drop_unlikely_spans", "join_pieces", "json_line", "locate_spans"]
+
+# Characters that some readers take for line ends (Python's str.splitlines, JavaScript): kept
+# escaped, so a span's text with one in it never splits its record's line. json.dumps escapes
+# the ASCII control characters already.
+_LINE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def json_line(record: dict) -> str:
+    """One JSON lines record, non-ASCII kept as is, and a line end."""
+    return json.dumps(record, ensure_ascii=False).translate(_LINE_BREAKS) + "\n"
 
 
 @dataclass
@@ -31,6 +42,8 @@ class Prediction:
     marginals    with ``probs='all'``: each token's distribution over all output tags
     nbest        with ``nbest > 1``: the best sequences, each ``tags``, ``score``, ``probability``
     token_offsets  on request: each token's [start, end) character offsets in the text
+    sentences    for a whole document: each sentence's token range (``start``, ``end``) and
+                 character range (``start_char``, ``end_char``) in it
     """
 
     tokens: list[str]
@@ -42,6 +55,7 @@ class Prediction:
     marginals: list[dict[str, float]] | None = None
     nbest: list[dict] | None = None
     token_offsets: list[list[int]] | None = None
+    sentences: list[dict] | None = None
 
     def to_dict(self) -> dict:
         record = {
@@ -59,12 +73,16 @@ class Prediction:
             record["nbest"] = self.nbest
         if self.token_offsets is not None:
             record["token_offsets"] = self.token_offsets
+        if self.sentences is not None:
+            record["sentences"] = self.sentences
         return record
 
 
 def join_pieces(parts: list[Prediction]) -> Prediction:
-    """One prediction from those of a long sentence's consecutive pieces. The n best of the
-    whole are not the n best of each piece combined, so only the best sequence is listed."""
+    """One prediction from those of consecutive pieces (of a long sentence, or the sentences of
+    a document). The n best of the whole are not the n best of each piece combined, so only the
+    best sequence is listed. Character offsets, where the parts have them, must already be
+    offsets into one text."""
     joined = Prediction(tokens=[], tags=[], score=0.0, probability=1.0)
     for part in parts:
         offset = len(joined.tokens)
@@ -80,6 +98,8 @@ def join_pieces(parts: list[Prediction]) -> Prediction:
             joined.token_probs = (joined.token_probs or []) + part.token_probs
         if part.marginals is not None:
             joined.marginals = (joined.marginals or []) + part.marginals
+        if part.token_offsets is not None:
+            joined.token_offsets = (joined.token_offsets or []) + part.token_offsets
     if parts[0].nbest is not None:
         joined.nbest = [
             {"tags": joined.tags, "score": joined.score, "probability": joined.probability}

@@ -1,15 +1,16 @@
 """Streaming prediction: sentences in (text, tokens, CoNLL or CoNLL-U), one record out per sentence,
-in input order, a batch at a time, flushed after every batch so a pipeline sees progress."""
+in input order, a batch at a time, flushed after every batch so a pipeline sees progress. Whole
+documents (``doc``) go to :mod:`crftag.inference.documents`, one record out per document."""
 
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
 from crftag.config import FILE_FORMATS, INPUT_FORMATS, OUTPUT_FORMATS
+from crftag.data.annotations import CharSpan, Document, format_span_jsonl
 from crftag.data.batching import MAX_DOCUMENT_SENTENCES
 from crftag.data.conll import (
     ColumnSpec,
@@ -23,7 +24,8 @@ from crftag.data.conll import (
 )
 from crftag.data.tokenize import tokenize
 from crftag.errors import CrftagError
-from crftag.inference.records import Prediction
+from crftag.inference.documents import predict_documents
+from crftag.inference.records import Prediction, json_line
 from crftag.inference.tagger import Tagger
 
 __all__ = ["PredictOptions", "Record", "predict_files", "read_sentences", "tag_files"]
@@ -113,23 +115,29 @@ def _last_document(batch: list[Record]) -> Hashable:
     return None
 
 
-# Characters that some readers take for line ends (Python's str.splitlines, JavaScript): kept
-# escaped, so a span's text with one in it never splits its record's line. json.dumps escapes
-# the ASCII control characters already.
-_LINE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
-
-
 def format_record(
     record: Record, prediction: Prediction, output_format: str, column_input: bool
 ) -> str:
+    if output_format in ("jsonl", "spans") and record.markup:
+        return ""
     if output_format == "jsonl":
-        if record.markup:
-            return ""
-        return json.dumps(prediction.to_dict(), ensure_ascii=False).translate(_LINE_BREAKS) + "\n"
+        return json_line(prediction.to_dict())
+    if output_format == "spans":
+        return format_span_jsonl(_as_document(record, prediction))
     if column_input:
         return format_conll_block(record.sentence, prediction.tags)
     pairs = zip(prediction.tokens, prediction.tags, strict=True)
     return "".join(f"{token}\t{tag}\n" for token, tag in pairs) + "\n"
+
+
+def _as_document(record: Record, prediction: Prediction) -> Document:
+    """A sentence and its predicted spans as a span JSONL document: the text line as given (for
+    column input, the tokens joined by single spaces) and the tokens tagged, so that reading the
+    record back gives the same tokens."""
+    spans = tuple(CharSpan(s["start_char"], s["end_char"], s["label"]) for s in prediction.spans)
+    tokens = record.sentence.tokens
+    text = record.text if record.text is not None else " ".join(tokens)
+    return Document(text, spans, tokens=tokens)
 
 
 def predict_files(
@@ -165,12 +173,28 @@ def predict_files(
         raise ValueError(f"expected input_format in {INPUT_FORMATS}, got {input_format!r}")
     if output_format not in OUTPUT_FORMATS:
         raise ValueError(f"expected output_format in {OUTPUT_FORMATS}, got {output_format!r}")
+    if input_format == "doc":
+        if shard[1] > 1:
+            raise CrftagError(
+                "--shard/--jobs: document input is tagged a whole document at a time; tag it "
+                "in one process"
+            )
+        options = dict(probs=probs, nbest=nbest, min_confidence=min_confidence)
+        return predict_documents(
+            tagger,
+            paths,
+            output,
+            output_format,
+            batch_size=batch_size,
+            token_offsets=token_offsets,
+            **options,
+        )
     column_input = input_format in FILE_FORMATS
     word_column = tagger.config.data.word_column
     records = itertools.chain.from_iterable(
         read_sentences(path, input_format, word_column, on_error) for path in paths
     )
-    if output_format == "jsonl":  # markup blocks write nothing in JSON: not records there
+    if output_format != "conll":  # markup blocks write nothing in JSON: not records there
         records = (record for record in records if not record.markup)
     index, count_of_shards = shard
     # Text lines are documents of their own, so only column input has documents to keep whole.
@@ -185,7 +209,7 @@ def predict_files(
     if count_of_shards > 1:
         batches = itertools.islice(batches, index, None, count_of_shards)
     count = 0
-    full = output_format == "jsonl" or min_confidence > 0
+    full = output_format != "conll" or min_confidence > 0
     for batch in batches:
         token_lists = [list(record.sentence.tokens) for record in batch]
         documents = [record.document for record in batch]

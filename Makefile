@@ -61,6 +61,7 @@ models: install
 bench-sentences: install
 	$(PY) -m pip install -q pysbd==0.3.4
 	$(PY) benchmarks/sentence_boundaries.py --examples 5
+	$(PY) benchmarks/results_table.py
 
 bench-crf: install
 	$(PY) benchmarks/crf_kernels.py
@@ -73,6 +74,7 @@ REFERENCE_VENV ?= .venv-reference
 # writes benchmarks/results/convert_roundtrip.json.
 bench-convert: install
 	$(PY) benchmarks/convert_roundtrip.py
+	$(PY) benchmarks/results_table.py
 
 bench-reference: install
 	test -x $(REFERENCE_VENV)/bin/python || python3 -m venv $(REFERENCE_VENV)

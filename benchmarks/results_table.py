@@ -60,7 +60,47 @@ def render(results: dict[str, dict]) -> str:
         )
         parts.append(_machine(results["reference_training"]["machine"]))
         parts.append(reference_table(results["reference_training"]))
+    if "sentence_boundaries" in results:
+        parts.append(_section("Sentence splitting", "sentence_boundaries", "make bench-sentences"))
+        parts.append(sentence_table(results["sentence_boundaries"]))
+    if "convert_roundtrip" in results:
+        parts.append(_section("Conversion round trips", "convert_roundtrip", "make bench-convert"))
+        parts.append(round_trip_table(results["convert_roundtrip"]))
     return "".join(parts)
+
+
+def sentence_table(report: dict) -> str:
+    """Boundary precision, recall and F1 of each splitter on each corpus."""
+    rows = [
+        f"\nMeasured {report['date']} at commit {report['commit']}; crftag uses "
+        f"{report['chosen']}.\n",
+        "| splitter | corpus | gold sentences | P | R | F1 | exact sentences | sentences/s |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for splitter, corpora in report["results"].items():
+        for corpus, measured in corpora.items():
+            rows.append(
+                f"| {splitter} | {corpus} | {measured['gold_sentences']} | "
+                f"{measured['precision']:.3f} | {measured['recall']:.3f} | {measured['f1']:.3f} | "
+                f"{measured['exact_match_rate']:.3f} | {measured['sentences_per_second']:,} |"
+            )
+    return "\n".join(rows) + "\n"
+
+
+def round_trip_table(report: dict) -> str:
+    """Whether each corpus came back byte for byte through span JSONL, and its spans via brat."""
+    rows = [
+        f"\nMeasured {report['date']} at commit {report['commit']}.\n",
+        "| file | documents | via JSONL equals direct | JSONL -> brat -> JSONL same spans |",
+        "|---|---:|---|---|",
+    ]
+    for result in report["results"]:
+        same = next(value for key, value in result.items() if key.endswith("_equals_direct"))
+        rows.append(
+            f"| {result['file']} | {result['records']} | {'yes' if same else 'NO'} | "
+            f"{'yes' if result['jsonl_brat_jsonl_same_spans'] else 'NO'} |"
+        )
+    return "\n".join(rows) + "\n"
 
 
 def _section(title: str, name: str, command: str) -> str:

@@ -1,0 +1,1 @@
+"""Tagging without torch: the network in NumPy."""

@@ -1,0 +1,67 @@
+"""The NumPy network gives the torch model's emission scores, for every encoder option, and
+padding never changes them."""
+
+import numpy as np
+import pytest
+import torch
+
+from crftag.data.batching import build_batch
+from crftag.runtime.network import casing_kinds, emissions
+
+SENTENCES = [
+    ["John", "Smith", "lives", "in", "Berlin", "."],
+    ["Shares", "of", "Siemens", "AG", "rose", "3.5", "%", "in", "Frankfurt", "."],
+    ["OK"],
+    ["The", "U.S.", "team", "beat", "JAPAN", "2-1", "on", "Friday", "."],
+]
+DOCUMENTS = ["a", "a", "b", "b"]
+
+
+def numpy_emissions(tagger, batch):
+    weights = {name: value.float().numpy() for name, value in tagger.model.state_dict().items()}
+    model = vars(tagger.config.model)
+    kinds = casing_kinds(tagger.vocabularies.chars.symbols) if model.get("casing_dim") else None
+    groups = batch.groups.numpy() if batch.groups is not None else None
+    return emissions(
+        weights,
+        model,
+        batch.words.numpy(),
+        batch.chars.numpy(),
+        batch.lengths.numpy(),
+        groups,
+        kinds,
+    )
+
+
+def torch_emissions(tagger, batch):
+    tagger.model.eval()
+    with torch.no_grad():
+        return tagger.model.emissions(batch).numpy()
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},
+        {"model__char_encoder": "lstm"},
+        {"model__char_encoder": "none", "model__casing_dim": 4},
+        {"model__num_layers": 2, "model__hidden_layer": 16},
+        {"model__document_context": True},
+    ],
+    ids=["cnn", "char-lstm", "casing", "two-layers-tanh", "document-context"],
+)
+def test_numpy_emissions_equal_torch(train_tiny, settings):
+    tagger, _ = train_tiny(train__epochs=1, **settings)
+    batch = build_batch(SENTENCES, tagger.vocabularies, documents=DOCUMENTS)
+    expected = torch_emissions(tagger, batch)
+    got = numpy_emissions(tagger, batch)
+    mask = batch.mask.numpy()
+    np.testing.assert_allclose(got[mask], expected[mask], rtol=1e-5, atol=1e-5)
+
+
+def test_a_sentence_scores_the_same_alone_and_padded_in_a_batch(train_tiny):
+    tagger, _ = train_tiny(train__epochs=1, model__char_encoder="lstm")
+    together = numpy_emissions(tagger, build_batch(SENTENCES, tagger.vocabularies))
+    for index, sentence in enumerate(SENTENCES):
+        alone = numpy_emissions(tagger, build_batch([sentence], tagger.vocabularies))
+        np.testing.assert_allclose(together[index, : len(sentence)], alone[0], rtol=1e-5, atol=1e-6)

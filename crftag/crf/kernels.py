@@ -29,6 +29,8 @@ import itertools
 import numpy as np
 import torch
 
+from crftag.crf.arrays import running_counts
+
 try:  # the compiled CPU kernels (crftag/crf/_compiled.c), built by setup.py where a compiler exists
     from crftag.crf import _compiled
 except ImportError:  # pragma: no cover - depends on the install
@@ -349,14 +351,3 @@ def host_array(tensor: torch.Tensor, dtype: torch.dtype) -> np.ndarray:
 def compiled_kernels_available() -> bool:
     """Whether the CPU runs the compiled kernels (crftag/crf/_compiled.c), not NumPy loops."""
     return _compiled is not None
-
-
-def running_counts(sorted_lengths: list[int], length: int) -> list[int]:
-    """For lengths sorted in decreasing order: how many sentences have a token at each t."""
-    running = []
-    count = len(sorted_lengths)
-    for t in range(length):
-        while count and sorted_lengths[count - 1] <= t:
-            count -= 1
-        running.append(count)
-    return running

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
 import torch
 
-from crftag.crf import kernels
+from crftag.crf import arrays, kernels
 from crftag.crf.kernels import COMPILED_DTYPES, host_array, running_counts
 
 __all__ = ["viterbi", "viterbi_torch"]
@@ -43,88 +42,25 @@ def viterbi(
 
 
 def _viterbi_compiled(emissions, mask, transitions, start, end):
-    """:func:`_viterbi_numpy` in C: one call for the whole batch, no sorting needed."""
-    batch_size, length, num_tags = emissions.shape
+    """:func:`crftag.crf.arrays.viterbi_compiled` on tensors: one C call for the whole batch."""
     array = functools.partial(host_array, dtype=emissions.dtype)
     lengths = mask.sum(1).numpy()  # (B,) int64
-    path = np.empty((batch_size, length), dtype=np.int64)
-    scores = np.empty(batch_size, dtype=array(start).dtype)
-    kernels._compiled.viterbi(
-        array(emissions),
-        lengths,
-        array(transitions),
-        array(start),
-        array(end),
-        path,
-        scores,
-        batch_size,
-        length,
-        num_tags,
+    path, scores = arrays.viterbi_compiled(
+        array(emissions), lengths, array(transitions), array(start), array(end)
     )
     return torch.from_numpy(path), torch.from_numpy(scores)
 
 
 def _viterbi_numpy(emissions, mask, transitions, start, end):
-    batch_size, length, num_tags = emissions.shape
-    lengths = mask.sum(1).numpy()
-    order = None
-    if np.any(lengths[1:] > lengths[:-1]):
-        order = np.argsort(-lengths, kind="stable")
-        lengths = lengths[order]
-    running = running_counts(lengths.tolist(), length)
-    emitted = emissions.detach().numpy()
-    if order is not None:
-        emitted = emitted[order]
-    emitted = np.ascontiguousarray(emitted.transpose(1, 2, 0))  # (T, K, B): batch innermost
-    moves = transitions.detach().numpy()  # (K from, K to)
-    # The forward pass keeps only the best scores, bests[t] (K, B) with the batch innermost, so
-    # each step is three calls over whole contiguous slabs: add the transitions (tiled over the
-    # batch once here), reduce the "from" axis with an elementwise maximum (many times faster
-    # than an argmax over 18 numbers per cell), add the emissions. The back-pointers are not
-    # stored: the backtrace recomputes the argmax for the one tag it follows at each step, from
-    # the very same sums, so ties resolve to the same (lowest) index an argmax here would give.
-    tiled_moves = np.ascontiguousarray(
-        np.broadcast_to(moves[:, :, None], (num_tags, num_tags, batch_size))
+    """:func:`crftag.crf.arrays.viterbi_numpy` on NumPy views of the tensors' memory."""
+    path, scores = arrays.viterbi_numpy(
+        emissions.detach().numpy(),
+        mask.sum(1).numpy(),
+        transitions.detach().numpy(),
+        start.detach().numpy(),
+        end.detach().numpy(),
     )
-    bests = np.empty((length, num_tags, batch_size), dtype=emitted.dtype)
-    np.add(start.detach().numpy()[:, None], emitted[0], out=bests[0])
-    candidates = np.empty((num_tags, num_tags, batch_size), dtype=emitted.dtype)
-    widened = bests[:, :, None, :]  # (T, K from, 1, B)
-    add, reduce = np.add, np.maximum.reduce
-    # Every step runs the whole batch, with no per-step slicing: a sentence that has ended is
-    # extended over its padding, but its scores are read at its own last step and the backtrace
-    # never looks past it. Padding may hold anything, inf included, hence the errstate.
-    with np.errstate(invalid="ignore", over="ignore"):
-        for t in range(1, length):
-            step = bests[t]
-            add(widened[t - 1], tiled_moves, out=candidates)
-            reduce(candidates, axis=0, out=step)
-            add(step, emitted[t], out=step)
-    rows = np.arange(batch_size)
-    closing = bests[lengths - 1, :, rows] + end.detach().numpy()  # (B, K) at each last token
-    current = closing.argmax(axis=1)
-    scores = closing[rows, current]
-    path = np.zeros((length, batch_size), dtype=np.int64)  # time-major; padding stays 0
-    into = np.ascontiguousarray(moves.T)  # (K to, K from): the moves into each tag
-    best_rows = np.ascontiguousarray(bests.transpose(0, 2, 1))  # (T, B, K from)
-    previous = np.empty((batch_size, num_tags), dtype=emitted.dtype)
-    for t in range(length - 1, 0, -1):
-        n = running[t]
-        tags = current[:n]  # a view: the argmax below writes the step's tags back into it
-        path[t, :n] = tags
-        sums = previous[:n]
-        np.take(into, tags, axis=0, out=sums)
-        np.add(sums, best_rows[t - 1, :n], out=sums)
-        sums.argmax(axis=1, out=tags)
-    path[0] = current
-    path = path.T
-    if order is not None:
-        inverse = np.empty_like(order)
-        inverse[order] = rows
-        path, scores = path[inverse], scores[inverse]
-    return torch.from_numpy(np.ascontiguousarray(path)), torch.from_numpy(
-        np.ascontiguousarray(scores)
-    )
+    return torch.from_numpy(path), torch.from_numpy(scores)
 
 
 def viterbi_torch(

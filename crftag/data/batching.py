@@ -10,12 +10,11 @@ from __future__ import annotations
 import random
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from itertools import chain
 
-import numpy as np
 import torch
 
 from crftag.data.features import FeatureHasher
+from crftag.data.indices import index_arrays, token_cache
 from crftag.data.vocab import Vocabularies
 
 __all__ = [
@@ -33,10 +32,6 @@ __all__ = [
 # Sentences of one document pooled together at most (document context): CoNLL-2003's longest
 # document has 197; a file with a single marker at its top must not become one giant batch.
 MAX_DOCUMENT_SENTENCES = 256
-
-# Characters of a word the character encoder sees: a word's shape is in its first few dozen
-# characters, and a cap keeps one 1 MB "word" from making a (B, T, 1M) tensor.
-MAX_WORD_CHARS = 64
 
 
 @dataclass(frozen=True)
@@ -91,33 +86,11 @@ class Batch:
         )
 
 
-class _TokenCache(dict):
-    """token -> (word index, character indices), bounded: text repeats its words, so most
-    look-ups are found here; the cap keeps an endless stream from growing it without end."""
-
-    limit = 200_000
-
-    def lookup(self, token: str, vocabularies: Vocabularies) -> tuple[int, list[int]]:
-        found = self.get(token)
-        if found is None:
-            if len(self) >= self.limit:
-                self.clear()
-            found = self[token] = (
-                vocabularies.word_index(token),
-                vocabularies.chars.indices(token[:MAX_WORD_CHARS]),
-            )
-        return found
-
-
-def _token_cache(vocabularies: Vocabularies) -> _TokenCache:
-    return vocabularies.__dict__.setdefault("_token_cache", _TokenCache())
-
-
 def encode(
     tokens: Sequence[str], vocabularies: Vocabularies, tags: Sequence[str] | None = None
 ) -> Encoded:
     """Indices of one sentence. ``tags`` must all be in the tag vocabulary (KeyError if not)."""
-    cache = _token_cache(vocabularies)
+    cache = token_cache(vocabularies)
     looked_up = [cache.lookup(token, vocabularies) for token in tokens]
     words = [word for word, _ in looked_up]
     longest = max((len(chars) for _, chars in looked_up), default=1)
@@ -171,33 +144,13 @@ def encode_batch(sentences: Sequence[Sequence[str]], vocabularies: Vocabularies)
     """
     if vocabularies.feature_buckets:
         return collate([encode(tokens, vocabularies) for tokens in sentences])
-    cache = _token_cache(vocabularies)
-    looked_up = [cache.lookup(token, vocabularies) for tokens in sentences for token in tokens]
-    lengths = np.fromiter((len(tokens) for tokens in sentences), np.int64, len(sentences))
-    batch_size, max_length = len(sentences), int(lengths.max())
-    max_chars = max(1, max(len(chars) for _, chars in looked_up))
-    # Flat position of every real token in the (B, T) grid, row after row.
-    starts = np.cumsum(lengths) - lengths
-    token_rows = np.repeat(np.arange(batch_size), lengths)
-    token_cols = np.arange(len(looked_up)) - np.repeat(starts, lengths)
-    token_slots = token_rows * max_length + token_cols
-    words = np.zeros(batch_size * max_length, np.int64)
-    words[token_slots] = np.fromiter((word for word, _ in looked_up), np.int64, len(looked_up))
-    # Flat position of every character in the (B, T, C) grid.
-    word_chars = np.fromiter((len(chars) for _, chars in looked_up), np.int64, len(looked_up))
-    char_starts = np.cumsum(word_chars) - word_chars
-    char_slots = np.repeat(token_slots * max_chars - char_starts, word_chars) + np.arange(
-        int(word_chars.sum())
-    )
-    chars = np.zeros(batch_size * max_length * max_chars, np.int64)
-    chars[char_slots] = np.fromiter(
-        chain.from_iterable(chars for _, chars in looked_up), np.int64, len(char_slots)
-    )
+    words, chars, lengths = index_arrays(sentences, vocabularies)
+    batch_size, max_length = words.shape
     lengths_tensor = torch.from_numpy(lengths)
     mask = torch.arange(max_length).unsqueeze(0) < lengths_tensor.unsqueeze(1)
     return Batch(
-        words=torch.from_numpy(words).view(batch_size, max_length),
-        chars=torch.from_numpy(chars).view(batch_size, max_length, max_chars),
+        words=torch.from_numpy(words),
+        chars=torch.from_numpy(chars),
         mask=mask,
         lengths=lengths_tensor,
         tags=None,

@@ -8,13 +8,13 @@ import torch
 
 from crftag.data.batching import (
     MAX_DOCUMENT_SENTENCES,
-    MAX_WORD_CHARS,
     collate,
     document_batches,
     document_groups,
     encode,
     encode_batch,
 )
+from crftag.data.indices import MAX_WORD_CHARS
 from crftag.data.vocab import Vocabularies, Vocabulary
 
 

@@ -269,7 +269,7 @@ def read_brat(folder: str) -> Iterator[Document]:
 def _brat_spans(path: str, text: str) -> list[CharSpan]:
     spans = []
     with open(path, "rb") as stream:
-        for number, line in read_lines(stream, path):
+        for number, line in read_lines(stream, path, allow_nul=True):
             if not line.startswith("T"):
                 continue
             fields = line.split("\t", 2)

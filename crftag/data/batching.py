@@ -7,31 +7,24 @@ padding, and the time steps the CRF and LSTM loop over, stay few.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import torch
 
 from crftag.data.features import FeatureHasher
-from crftag.data.indices import index_arrays, token_cache
+from crftag.data.indices import group_ids, index_arrays, token_cache
 from crftag.data.vocab import Vocabularies
 
 __all__ = [
     "Batch",
     "Encoded",
-    "bucketed_batches",
     "build_batch",
     "collate",
-    "document_batches",
     "document_groups",
     "encode",
     "encode_batch",
 ]
-
-# Sentences of one document pooled together at most (document context): CoNLL-2003's longest
-# document has 197; a file with a single marker at its top must not become one giant batch.
-MAX_DOCUMENT_SENTENCES = 256
 
 
 @dataclass(frozen=True)
@@ -181,70 +174,5 @@ def build_batch(
 def document_groups(
     sentences: Sequence[Sequence[str]], documents: Sequence[Hashable], vocabularies: Vocabularies
 ) -> torch.Tensor:
-    """(B, T) long ids, T the longest sentence: the same id for every occurrence of a word in
-    one document, compared lower-cased with digits normalised (the unknown words too: two
-    occurrences of one unseen name share an id). Padding gets the id after the last word's.
-    """
-    keys: dict[tuple, int] = {}
-    max_length = max(len(tokens) for tokens in sentences)
-    rows = []
-    for tokens, document in zip(sentences, documents, strict=True):
-        ids = [
-            keys.setdefault((document, vocabularies.word_key(token).lower()), len(keys))
-            for token in tokens
-        ]
-        rows.append(ids)
-    groups = torch.full((len(sentences), max_length), len(keys), dtype=torch.long)
-    for row, ids in enumerate(rows):
-        groups[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
-    return groups
-
-
-def document_batches(
-    documents: Sequence[Hashable], batch_size: int, rng: random.Random | None = None
-) -> list[list[int]]:
-    """Split sentence indices into batches of whole documents.
-
-    A document is a run of consecutive sentences with the same ``documents`` entry. Documents
-    are taken in order (shuffled with ``rng``, for training) and packed into a batch until it
-    holds at least ``batch_size`` sentences, so a model can pool over a whole document. A
-    document of more than ``MAX_DOCUMENT_SENTENCES`` is cut into parts of that many.
-    """
-    runs: list[list[int]] = []
-    for index, document in enumerate(documents):
-        if runs and documents[runs[-1][0]] == document and len(runs[-1]) < MAX_DOCUMENT_SENTENCES:
-            runs[-1].append(index)
-        else:
-            runs.append([index])
-    if rng is not None:
-        rng.shuffle(runs)
-    batches: list[list[int]] = []
-    current: list[int] = []
-    for run in runs:
-        current.extend(run)
-        if len(current) >= batch_size:
-            batches.append(current)
-            current = []
-    if current:
-        batches.append(current)
-    return batches
-
-
-def bucketed_batches(
-    lengths: Sequence[int], batch_size: int, rng: random.Random | None = None
-) -> list[list[int]]:
-    """Split sentence indices into batches of similar length.
-
-    With ``rng`` (training) the order is sorted by length with random tie-breaking and the batch
-    order is shuffled, so every epoch sees different batches; without it (evaluation, predict) the
-    batches are deterministic, longest first.
-    """
-    if rng is None:
-        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    else:
-        keys = [(length, rng.random()) for length in lengths]
-        order = sorted(range(len(lengths)), key=lambda i: keys[i])
-    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-    if rng is not None:
-        rng.shuffle(batches)
-    return batches
+    """:func:`crftag.data.indices.group_ids` as a (B, T) long tensor."""
+    return torch.from_numpy(group_ids(sentences, documents, vocabularies))

@@ -4,18 +4,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import random
+from collections.abc import Hashable, Sequence
 from itertools import chain
 
 import numpy as np
 
 from crftag.data.vocab import Vocabularies
 
-__all__ = ["MAX_WORD_CHARS", "index_arrays", "token_cache"]
+__all__ = [
+    "MAX_DOCUMENT_SENTENCES",
+    "MAX_WORD_CHARS",
+    "bucketed_batches",
+    "document_batches",
+    "group_ids",
+    "index_arrays",
+    "token_cache",
+]
 
 # Characters of a word the character encoder sees: a word's shape is in its first few dozen
 # characters, and a cap keeps one 1 MB "word" from making a (B, T, 1M) tensor.
 MAX_WORD_CHARS = 64
+# Sentences of one document pooled together at most (document context): CoNLL-2003's longest
+# document has 197; a file with a single marker at its top must not become one giant batch.
+MAX_DOCUMENT_SENTENCES = 256
 
 
 class _TokenCache(dict):
@@ -72,3 +84,75 @@ def index_arrays(
         chars.reshape(batch_size, max_length, max_chars),
         lengths,
     )
+
+
+def group_ids(
+    sentences: Sequence[Sequence[str]], documents: Sequence[Hashable], vocabularies: Vocabularies
+) -> np.ndarray:
+    """(B, T) long ids, T the longest sentence: the same id for every occurrence of a word in
+    one document, compared lower-cased with digits normalised (the unknown words too: two
+    occurrences of one unseen name share an id). Padding gets the id after the last word's.
+    """
+    keys: dict[tuple, int] = {}
+    max_length = max(len(tokens) for tokens in sentences)
+    rows = []
+    for tokens, document in zip(sentences, documents, strict=True):
+        ids = [
+            keys.setdefault((document, vocabularies.word_key(token).lower()), len(keys))
+            for token in tokens
+        ]
+        rows.append(ids)
+    groups = np.full((len(sentences), max_length), len(keys), dtype=np.int64)
+    for row, ids in enumerate(rows):
+        groups[row, : len(ids)] = ids
+    return groups
+
+
+def document_batches(
+    documents: Sequence[Hashable], batch_size: int, rng: random.Random | None = None
+) -> list[list[int]]:
+    """Split sentence indices into batches of whole documents.
+
+    A document is a run of consecutive sentences with the same ``documents`` entry. Documents
+    are taken in order (shuffled with ``rng``, for training) and packed into a batch until it
+    holds at least ``batch_size`` sentences, so a model can pool over a whole document. A
+    document of more than ``MAX_DOCUMENT_SENTENCES`` is cut into parts of that many.
+    """
+    runs: list[list[int]] = []
+    for index, document in enumerate(documents):
+        if runs and documents[runs[-1][0]] == document and len(runs[-1]) < MAX_DOCUMENT_SENTENCES:
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    if rng is not None:
+        rng.shuffle(runs)
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for run in runs:
+        current.extend(run)
+        if len(current) >= batch_size:
+            batches.append(current)
+            current = []
+    if current:
+        batches.append(current)
+    return batches
+
+
+def bucketed_batches(
+    lengths: Sequence[int], batch_size: int, rng: random.Random | None = None
+) -> list[list[int]]:
+    """Split sentence indices into batches of similar length.
+
+    With ``rng`` (training) the order is sorted by length with random tie-breaking and the batch
+    order is shuffled, so every epoch sees different batches; without it (evaluation, predict) the
+    batches are deterministic, longest first.
+    """
+    if rng is None:
+        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    else:
+        keys = [(length, rng.random()) for length in lengths]
+        order = sorted(range(len(lengths)), key=lambda i: keys[i])
+    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    if rng is not None:
+        rng.shuffle(batches)
+    return batches

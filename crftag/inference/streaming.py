@@ -11,7 +11,6 @@ from typing import TextIO
 
 from crftag.config import FILE_FORMATS, INPUT_FORMATS, OUTPUT_FORMATS
 from crftag.data.annotations import CharSpan, Document, format_span_jsonl
-from crftag.data.batching import MAX_DOCUMENT_SENTENCES
 from crftag.data.conll import (
     ColumnSpec,
     Sentence,
@@ -22,6 +21,7 @@ from crftag.data.conll import (
     read_lines,
     source_name,
 )
+from crftag.data.indices import MAX_DOCUMENT_SENTENCES
 from crftag.data.tokenize import tokenize
 from crftag.errors import CrftagError
 from crftag.inference.documents import predict_documents

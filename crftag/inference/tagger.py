@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 import torch
 
 from crftag.checkpoint import LoadedModel, load_model
-from crftag.data.batching import Batch, bucketed_batches, build_batch, document_batches
+from crftag.data.batching import Batch, build_batch
+from crftag.data.indices import bucketed_batches, document_batches
 from crftag.data.schemes import convert, to_spans
 from crftag.data.tokenize import tokenize
 from crftag.inference.confidence import span_confidences

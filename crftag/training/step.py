@@ -11,7 +11,8 @@ import random
 import torch
 
 from crftag.config import TrainConfig
-from crftag.data.batching import Batch, bucketed_batches, build_batch, document_batches
+from crftag.data.batching import Batch, build_batch
+from crftag.data.indices import bucketed_batches, document_batches
 from crftag.data.vocab import UNKNOWN_INDEX
 from crftag.training.corpus import TrainingSet
 

@@ -6,15 +6,8 @@ from collections import Counter
 
 import torch
 
-from crftag.data.batching import (
-    MAX_DOCUMENT_SENTENCES,
-    collate,
-    document_batches,
-    document_groups,
-    encode,
-    encode_batch,
-)
-from crftag.data.indices import MAX_WORD_CHARS
+from crftag.data.batching import collate, document_groups, encode, encode_batch
+from crftag.data.indices import MAX_DOCUMENT_SENTENCES, MAX_WORD_CHARS, document_batches
 from crftag.data.vocab import Vocabularies, Vocabulary
 
 

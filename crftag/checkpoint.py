@@ -24,6 +24,7 @@ from crftag.data.vocab import Vocabularies
 from crftag.errors import CrftagError
 from crftag.nn.taggers import BiLSTMCRF, CRFTagger, FeatureCRF
 from crftag.registry import resolve_model_path
+from crftag.runtime.archive import write_archive
 
 __all__ = [
     "FORMAT_VERSION",
@@ -101,6 +102,22 @@ def model_payload(loaded: LoadedModel, *, half: bool = False) -> dict:
 def save_model(path: str, loaded: LoadedModel, *, half: bool = False) -> None:
     """Write ``loaded`` to ``path`` atomically (see :func:`write_atomically`)."""
     write_atomically(path, model_payload(loaded, half=half))
+
+
+def export_arrays(path: str, loaded: LoadedModel) -> None:
+    """Write ``loaded`` as an exported model (:mod:`crftag.runtime.archive`): the checkpoint's
+    description and float32 weights in one ``.npz`` that tags without torch."""
+    if loaded.config.model.encoder != "bilstm":
+        raise CrftagError(
+            f"{path}: the exported runtime runs the BiLSTM-CRF; this model's encoder is "
+            f"{loaded.config.model.encoder}"
+        )
+    payload = model_payload(loaded)
+    weights = {
+        name: (tensor.float() if tensor.is_floating_point() else tensor).numpy()
+        for name, tensor in payload.pop("state_dict").items()
+    }
+    write_archive(path, payload, weights)
 
 
 def write_atomically(path: str, payload: dict) -> None:

@@ -16,24 +16,39 @@ from crftag.errors import CrftagError
 
 __all__ = ["convert", "export"]
 
+ExportFormat = Enum("ExportFormat", [("checkpoint", "checkpoint"), ("numpy", "numpy")], type=str)
 OutputScheme = Enum("OutputScheme", [(name, name) for name in SPAN_SCHEMES], type=str)
 
 
 def export(
     model: Annotated[str, typer.Argument(help="Checkpoint file or run directory.")],
-    output: Annotated[str, typer.Argument(help="Checkpoint file to write.")],
+    output: Annotated[str, typer.Argument(help="File to write.")],
     half: Annotated[
-        bool, typer.Option("--half", help="Store weights in float16: half the size.")
+        bool, typer.Option("--half", help="checkpoint: store weights in float16, half the size.")
     ] = False,
+    export_format: Annotated[
+        ExportFormat,
+        typer.Option(
+            "--format",
+            help="checkpoint: a torch checkpoint file; numpy: an .npz of arrays and JSON that "
+            "the NumPy runtime tags with, no pickles.",
+        ),
+    ] = ExportFormat.checkpoint,
 ) -> None:
-    """Copy a trained model into one checkpoint file, optionally in half precision."""
-    from crftag.checkpoint import load_model, save_model
+    """Copy a trained model into one file: a checkpoint, or an array archive for the NumPy
+    runtime."""
+    from crftag.checkpoint import export_arrays, load_model, save_model
 
     loaded = load_model(model)
     directory = os.path.dirname(os.path.abspath(output))
     if not os.path.isdir(directory):
         raise CrftagError(f"{output}: no such directory: {directory}")
-    save_model(output, loaded, half=half)
+    if export_format == ExportFormat.numpy:
+        if half:
+            raise CrftagError("--half applies to --format checkpoint; the archive is float32")
+        export_arrays(output, loaded)
+    else:
+        save_model(output, loaded, half=half)
     typer.echo(f"wrote {output} ({os.path.getsize(output) / 2**20:.1f} MB)", err=True)
 
 

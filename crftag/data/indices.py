@@ -19,6 +19,7 @@ __all__ = [
     "document_batches",
     "group_ids",
     "index_arrays",
+    "pieces",
     "token_cache",
 ]
 
@@ -156,3 +157,17 @@ def bucketed_batches(
     if rng is not None:
         rng.shuffle(batches)
     return batches
+
+
+def pieces(
+    sentences: Sequence[Sequence[str]], max_length: int
+) -> tuple[list[Sequence[str]], list[int]]:
+    """Sentences cut into pieces of at most ``max_length`` tokens, and each piece's sentence
+    (an empty sentence is one empty piece)."""
+    cut: list[Sequence[str]] = []
+    owners: list[int] = []
+    for index, tokens in enumerate(sentences):
+        for start in range(0, max(len(tokens), 1), max_length):
+            cut.append(tokens[start : start + max_length])
+            owners.append(index)
+    return cut, owners

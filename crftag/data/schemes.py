@@ -132,6 +132,15 @@ def from_spans(spans: Iterable[Span], length: int, scheme: str) -> list[str]:
     return tags
 
 
+def iob2_tag(tag: str) -> str:
+    """The IOB2 tag a tag of a well-formed sequence stands for on its own: ``B-``, ``S-`` ->
+    ``B-``; ``I-``, ``E-`` -> ``I-``; ``O`` and tags that are not spans unchanged."""
+    prefix, label = _split(tag)
+    if prefix == "O":
+        return tag
+    return f"{'B' if prefix in ('B', 'S') else 'I'}-{label}"
+
+
 def convert(tags: Sequence[str], target: str) -> list[str]:
     """Rewrite one tag sequence, of any span scheme, in ``target``."""
     return from_spans(to_spans(tags), len(tags), target)

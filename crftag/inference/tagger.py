@@ -18,8 +18,8 @@ import torch
 
 from crftag.checkpoint import LoadedModel, load_model
 from crftag.data.batching import Batch, build_batch
-from crftag.data.indices import bucketed_batches, document_batches
-from crftag.data.schemes import convert, to_spans
+from crftag.data.indices import bucketed_batches, document_batches, pieces
+from crftag.data.schemes import convert, iob2_tag, to_spans
 from crftag.data.tokenize import tokenize
 from crftag.inference.confidence import span_confidences
 from crftag.inference.records import Prediction, drop_unlikely_spans, join_pieces, locate_spans
@@ -105,10 +105,7 @@ class Tagger:
         return self.train_scheme != "none"
 
     def _output_tag(self, tag: str) -> str:
-        if not self.tags_are_spans or tag == "O":
-            return tag
-        prefix, label = tag.split("-", 1)
-        return f"{'B' if prefix in ('B', 'S') else 'I'}-{label}"
+        return iob2_tag(tag) if self.tags_are_spans else tag
 
     def _to_output_tags(self, internal: list[str]) -> list[str]:
         if not self.tags_are_spans:
@@ -181,20 +178,15 @@ class Tagger:
 
     def _pieces(self, sentences: Sequence[Sequence[str]]) -> tuple[list[Sequence[str]], list[int]]:
         """Sentences cut into pieces of at most ``max_length`` tokens, and each piece's sentence."""
-        pieces: list[Sequence[str]] = []
-        owners: list[int] = []
-        for index, tokens in enumerate(sentences):
-            if len(tokens) > self.max_length and not self._warned_long:
-                self._warned_long = True
-                print(
-                    f"crftag: note: a sentence of {len(tokens)} tokens is tagged in pieces of at "
-                    f"most {self.max_length} tokens",
-                    file=sys.stderr,
-                )
-            for start in range(0, max(len(tokens), 1), self.max_length):
-                pieces.append(tokens[start : start + self.max_length])
-                owners.append(index)
-        return pieces, owners
+        longest = max((len(tokens) for tokens in sentences), default=0)
+        if longest > self.max_length and not self._warned_long:
+            self._warned_long = True
+            print(
+                f"crftag: note: a sentence of {longest} tokens is tagged in pieces of at "
+                f"most {self.max_length} tokens",
+                file=sys.stderr,
+            )
+        return pieces(sentences, self.max_length)
 
     @torch.inference_mode()
     def predict(

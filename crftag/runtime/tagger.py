@@ -1,0 +1,117 @@
+"""Tagging with an exported model, without torch: the network in NumPy
+(:mod:`crftag.runtime.network`) and Viterbi decoding on arrays (:mod:`crftag.crf.arrays`, the
+compiled kernel where it was built), batched as :class:`crftag.inference.tagger.Tagger` batches,
+so the tags are the torch path's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+
+from crftag.crf.arrays import viterbi_arrays
+from crftag.data.indices import (
+    bucketed_batches,
+    document_batches,
+    group_ids,
+    index_arrays,
+    pieces,
+)
+from crftag.data.schemes import convert, iob2_tag
+from crftag.data.vocab import Vocabularies
+from crftag.runtime.archive import read_archive
+from crftag.runtime.network import casing_kinds, emissions
+
+__all__ = ["ArrayTagger"]
+
+
+class ArrayTagger:
+    """A BiLSTM-CRF exported by ``crftag export --format numpy``, ready to tag."""
+
+    max_length = 1000
+
+    def __init__(self, metadata: dict, weights: dict[str, np.ndarray]) -> None:
+        self.metadata = metadata
+        self.weights = weights
+        self.vocabularies = Vocabularies.from_state(metadata["vocabularies"])
+        self.model_config = metadata["config"]["model"]
+        self.train_scheme = metadata["train_scheme"]
+        self.data_scheme = metadata["data_scheme"]
+        self.tag_symbols = self.vocabularies.tags.symbols
+        self._kinds = None
+        if self.model_config.get("casing_dim"):
+            self._kinds = casing_kinds(self.vocabularies.chars.symbols)
+        minus_inf = np.float32(-np.inf)
+        self.transitions = np.where(weights["crf.allowed"], weights["crf.transitions"], minus_inf)
+        self.start = np.where(
+            weights["crf.allowed_start"], weights["crf.start_transitions"], minus_inf
+        )
+        self.end = np.where(weights["crf.allowed_end"], weights["crf.end_transitions"], minus_inf)
+        constrained = not (
+            weights["crf.allowed"].all()
+            and weights["crf.allowed_start"].all()
+            and weights["crf.allowed_end"].all()
+        )
+        self._well_formed = self.tags_are_spans and constrained
+
+    @classmethod
+    def load(cls, path: str) -> ArrayTagger:
+        return cls(*read_archive(path))
+
+    @property
+    def tags_are_spans(self) -> bool:
+        return self.train_scheme != "none"
+
+    @property
+    def document_context(self) -> bool:
+        return bool(self.model_config.get("document_context"))
+
+    def _output_tags(self, internal: list[str]) -> list[str]:
+        """Tags in IOB2, as :meth:`crftag.inference.tagger.Tagger._to_output_tags` gives them."""
+        if not self.tags_are_spans:
+            return internal
+        if self._well_formed:
+            return [iob2_tag(tag) for tag in internal]
+        return convert(internal, "iob2")
+
+    def _batches(self, sentences, batch_size, documents):
+        """(indices, words, chars, lengths, groups) per batch, in the torch tagger's order."""
+        non_empty = [i for i, tokens in enumerate(sentences) if tokens]
+        if self.document_context and documents is not None:
+            order = document_batches([documents[i] for i in non_empty], batch_size)
+        else:
+            order = bucketed_batches([len(sentences[i]) for i in non_empty], batch_size)
+        for rows in order:
+            indices = [non_empty[row] for row in rows]
+            batch = [sentences[i] for i in indices]
+            words, chars, lengths = index_arrays(batch, self.vocabularies)
+            groups = None
+            if self.document_context:
+                keys = indices if documents is None else [documents[i] for i in indices]
+                groups = group_ids(batch, keys, self.vocabularies)
+            yield indices, words, chars, lengths, groups
+
+    def tag(
+        self,
+        sentences: Sequence[Sequence[str]],
+        batch_size: int = 64,
+        documents: Sequence[Hashable] | None = None,
+    ) -> list[list[str]]:
+        """Viterbi tags for each token list, in input order; an empty sentence gets no tags."""
+        cut, owners = pieces(sentences, self.max_length)
+        cut_documents = None if documents is None else [documents[o] for o in owners]
+        tagged: list[list[str]] = [[] for _ in cut]
+        for indices, words, chars, lengths, groups in self._batches(cut, batch_size, cut_documents):
+            scores = emissions(
+                self.weights, self.model_config, words, chars, lengths, groups, self._kinds
+            )
+            paths, _ = viterbi_arrays(scores, lengths, self.transitions, self.start, self.end)
+            for index, row in zip(indices, paths.tolist(), strict=True):
+                tagged[index] = self._output_tags(
+                    [self.tag_symbols[t] for t in row[: len(cut[index])]]
+                )
+        results: list[list[str]] = [[] for _ in sentences]
+        for owner, tags in zip(owners, tagged, strict=True):
+            results[owner].extend(tags)
+        return results

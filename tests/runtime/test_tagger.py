@@ -1,0 +1,101 @@
+"""The exported model tags as the torch model does: same tags for every encoder option, document
+context and sentences longer than the piece length; and exporting refuses what it cannot run."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from crftag.checkpoint import export_arrays, load_model
+from crftag.data.conll import ColumnSpec, read_corpus
+from crftag.errors import CrftagError
+from crftag.inference.tagger import Tagger
+from crftag.runtime.archive import read_archive
+from crftag.runtime.tagger import ArrayTagger
+
+
+def sentences_and_documents():
+    gold = read_corpus("data/ner_sample.dev.conll", ColumnSpec())
+    sentences = [list(sentence.tokens) for sentence in gold] + [[]]
+    return sentences, [index // 7 for index in range(len(sentences))]
+
+
+def exported(tagger, tmp_path):
+    path = tmp_path / "model.npz"
+    export_arrays(str(path), tagger.loaded)
+    return ArrayTagger.load(str(path))
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},
+        {"model__char_encoder": "lstm", "model__casing_dim": 4},
+        {"model__document_context": True},
+    ],
+    ids=["cnn", "char-lstm-casing", "document-context"],
+)
+def test_the_exported_model_gives_the_torch_tags(train_tiny, tmp_path, settings):
+    tagger, _ = train_tiny(train__epochs=2, **settings)
+    runtime = exported(tagger, tmp_path)
+    sentences, documents = sentences_and_documents()
+    assert runtime.tag(sentences, 16, documents) == tagger.tag(sentences, 16, documents)
+
+
+def test_long_sentences_are_tagged_in_the_same_pieces(train_tiny, tmp_path):
+    tagger, _ = train_tiny(train__epochs=1)
+    runtime = exported(tagger, tmp_path)
+    runtime.max_length = tagger.max_length = 7
+    sentences, _ = sentences_and_documents()
+    long = [token for sentence in sentences[:5] for token in sentence]
+    assert runtime.tag([long]) == tagger.tag([long])
+
+
+def test_the_archive_holds_float32_weights_and_the_checkpoint_description(sample_model, tmp_path):
+    path = tmp_path / "m.npz"
+    export_arrays(str(path), load_model(str(sample_model)))
+    metadata, weights = read_archive(str(path))
+    assert metadata["format"] == "crftag-numpy" and metadata["train_scheme"] == "bioes"
+    assert weights["encoder.lstm.weight_ih_l0"].dtype == np.float32
+    assert weights["crf.allowed"].dtype == np.bool_
+
+
+def test_loading_an_export_imports_no_torch(sample_model, tmp_path):
+    path = tmp_path / "m.npz"
+    export_arrays(str(path), load_model(str(sample_model)))
+    code = (
+        "import sys\nfrom crftag.runtime.tagger import ArrayTagger\n"
+        f"tags = ArrayTagger.load({str(path)!r}).tag([['John', 'Smith', 'lives', 'in']])\n"
+        "print('torch' in sys.modules, tags)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.startswith("False [['")
+
+
+def test_a_feature_crf_is_refused_with_a_reason(train_tiny, tmp_path):
+    tagger, _ = train_tiny(
+        train__epochs=1,
+        model__encoder="features",
+        train__optimizer="sgd",
+        train__momentum=0,
+        train__clip_grad_norm=None,
+    )
+    with pytest.raises(CrftagError, match="runs the BiLSTM-CRF; this model's encoder is features"):
+        export_arrays(str(tmp_path / "f.npz"), tagger.loaded)
+
+
+def test_a_file_that_is_no_export_is_a_one_line_error(tmp_path):
+    path = tmp_path / "x.npz"
+    np.savez(path, a=np.zeros(2))
+    with pytest.raises(CrftagError, match="not an exported crftag model"):
+        read_archive(str(path))
+
+
+def test_export_command_writes_the_archive(invoke, sample_model, tmp_path):
+    path = tmp_path / "cli.npz"
+    result = invoke(["export", str(sample_model), str(path), "--format", "numpy"])
+    assert result.status == 0, result.stderr
+    assert ArrayTagger.load(str(path)).tag([["Berlin"]]) == Tagger.load(str(sample_model)).tag(
+        [["Berlin"]]
+    )

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from itertools import chain
 
 import numpy as np
@@ -15,6 +15,7 @@ from crftag.data.vocab import Vocabularies
 __all__ = [
     "MAX_DOCUMENT_SENTENCES",
     "MAX_WORD_CHARS",
+    "batch_rows",
     "bucketed_batches",
     "document_batches",
     "group_ids",
@@ -171,3 +172,29 @@ def pieces(
             cut.append(tokens[start : start + max_length])
             owners.append(index)
     return cut, owners
+
+
+def batch_rows(
+    sentences: Sequence[Sequence[str]],
+    batch_size: int,
+    documents: Sequence[Hashable] | None,
+    document_context: bool,
+) -> Iterator[tuple[list[int], list[Hashable] | None]]:
+    """How a tagger batches some sentences: (indices into ``sentences``, and for a model with
+    document context each one's document key, else None) per batch of non-empty sentences.
+
+    Longest first; or, for a model with document context given ``documents`` (one entry per
+    sentence, equal for the consecutive sentences of one document), whole documents a batch.
+    Without ``documents`` each sentence is a document of its own.
+    """
+    non_empty = [i for i, tokens in enumerate(sentences) if tokens]
+    if document_context and documents is not None:
+        order = document_batches([documents[i] for i in non_empty], batch_size)
+    else:
+        order = bucketed_batches([len(sentences[i]) for i in non_empty], batch_size)
+    for rows in order:
+        indices = [non_empty[row] for row in rows]
+        keys = None
+        if document_context:
+            keys = indices if documents is None else [documents[i] for i in indices]
+        yield indices, keys

@@ -18,7 +18,7 @@ import torch
 
 from crftag.checkpoint import LoadedModel, load_model
 from crftag.data.batching import Batch, build_batch
-from crftag.data.indices import bucketed_batches, document_batches, pieces
+from crftag.data.indices import batch_rows, pieces
 from crftag.data.schemes import convert, iob2_tag, to_spans
 from crftag.data.tokenize import tokenize
 from crftag.inference.confidence import span_confidences
@@ -127,22 +127,9 @@ class Tagger:
         batch_size: int,
         documents: Sequence[Hashable] | None = None,
     ):
-        """(indices into sentences, padded batch) for the non-empty sentences.
-
-        Longest first; or, for a model with document context given ``documents`` (one entry per
-        sentence, equal for the consecutive sentences of one document), whole documents a batch.
-        Without ``documents`` each sentence is a document of its own.
-        """
-        non_empty = [i for i, tokens in enumerate(sentences) if tokens]
-        if self.document_context and documents is not None:
-            order = document_batches([documents[i] for i in non_empty], batch_size)
-        else:
-            order = bucketed_batches([len(sentences[i]) for i in non_empty], batch_size)
-        for rows in order:
-            indices = [non_empty[row] for row in rows]
-            groups = None
-            if self.document_context:
-                groups = indices if documents is None else [documents[i] for i in indices]
+        """(indices into sentences, padded batch) for the non-empty sentences, in the order of
+        :func:`crftag.data.indices.batch_rows`."""
+        for indices, groups in batch_rows(sentences, batch_size, documents, self.document_context):
             batch = build_batch(
                 [sentences[i] for i in indices], self.vocabularies, documents=groups
             )

@@ -11,13 +11,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 from crftag.crf.arrays import viterbi_arrays
-from crftag.data.indices import (
-    bucketed_batches,
-    document_batches,
-    group_ids,
-    index_arrays,
-    pieces,
-)
+from crftag.data.indices import batch_rows, group_ids, index_arrays, pieces
 from crftag.data.schemes import convert, iob2_tag
 from crftag.data.vocab import Vocabularies
 from crftag.runtime.archive import read_archive
@@ -77,19 +71,10 @@ class ArrayTagger:
 
     def _batches(self, sentences, batch_size, documents):
         """(indices, words, chars, lengths, groups) per batch, in the torch tagger's order."""
-        non_empty = [i for i, tokens in enumerate(sentences) if tokens]
-        if self.document_context and documents is not None:
-            order = document_batches([documents[i] for i in non_empty], batch_size)
-        else:
-            order = bucketed_batches([len(sentences[i]) for i in non_empty], batch_size)
-        for rows in order:
-            indices = [non_empty[row] for row in rows]
+        for indices, keys in batch_rows(sentences, batch_size, documents, self.document_context):
             batch = [sentences[i] for i in indices]
             words, chars, lengths = index_arrays(batch, self.vocabularies)
-            groups = None
-            if self.document_context:
-                keys = indices if documents is None else [documents[i] for i in indices]
-                groups = group_ids(batch, keys, self.vocabularies)
+            groups = None if keys is None else group_ids(batch, keys, self.vocabularies)
             yield indices, words, chars, lengths, groups
 
     def tag(

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from crftag.crf.arrays import running_counts
+
 __all__ = ["CASING_CLASSES", "casing_kinds", "emissions", "lstm"]
 
 CASING_CLASSES = 8
@@ -23,11 +25,13 @@ def _sigmoid(values: np.ndarray) -> np.ndarray:
 
 
 def _direction(
-    projected: np.ndarray, lengths: np.ndarray, recurrent: np.ndarray, reverse: bool
+    projected: np.ndarray, running: list[int], recurrent: np.ndarray, reverse: bool
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One LSTM direction. projected (B, T, 4H): inputs times W_ih plus both biases; lengths (B,);
-    recurrent (4H, H). Returns the outputs (B, T, H), zero past each row's end, and each row's
-    final state (B, H): at its last position going forward, at position 0 going back."""
+    """One LSTM direction over rows sorted longest first. projected (B, T, 4H): inputs times
+    W_ih plus both biases; running[t] how many rows have a position t; recurrent (4H, H).
+    Returns the outputs (B, T, H), zero past each row's end, and each row's final state (B, H):
+    at its last position going forward, at position 0 going back. The rows still running at a
+    step are a prefix of the batch, so each step works on slices, not gathered copies."""
     batch, steps, gates = projected.shape
     hidden_size = gates // 4
     hidden = np.zeros((batch, hidden_size), dtype=projected.dtype)
@@ -35,18 +39,17 @@ def _direction(
     outputs = np.zeros((batch, steps, hidden_size), dtype=projected.dtype)
     transposed = np.ascontiguousarray(recurrent.T)  # (H, 4H)
     for step in reversed(range(steps)) if reverse else range(steps):
-        running = lengths > step  # (B,)
-        if not running.any():
+        count = running[step]
+        if not count:
             continue
-        rows = np.flatnonzero(running)
-        scores = projected[rows, step] + hidden[rows] @ transposed  # (R, 4H), gates i f g o
+        scores = projected[:count, step] + hidden[:count] @ transposed  # (n, 4H), gates i f g o
         input_gate = _sigmoid(scores[:, :hidden_size])
         forget_gate = _sigmoid(scores[:, hidden_size : 2 * hidden_size])
         candidate = np.tanh(scores[:, 2 * hidden_size : 3 * hidden_size])
         output_gate = _sigmoid(scores[:, 3 * hidden_size :])
-        cell[rows] = forget_gate * cell[rows] + input_gate * candidate
-        hidden[rows] = output_gate * np.tanh(cell[rows])
-        outputs[rows, step] = hidden[rows]
+        cell[:count] = forget_gate * cell[:count] + input_gate * candidate
+        hidden[:count] = output_gate * np.tanh(cell[:count])
+        outputs[:count, step] = hidden[:count]
     return outputs, hidden
 
 
@@ -57,6 +60,9 @@ def lstm(
 
     inputs (B, T, D), lengths (B,) -> outputs (B, T, 2H) (zeros past each end) and the last
     layer's final states (2, B, H), forward then backward, as ``nn.LSTM`` returns them."""
+    order = np.argsort(-lengths, kind="stable")
+    running = running_counts(lengths[order].tolist(), inputs.shape[1])
+    inputs = inputs[order]
     layer = 0
     finals = []
     while f"{prefix}weight_ih_l{layer}" in weights:
@@ -67,13 +73,15 @@ def lstm(
             projected = inputs @ weights[f"{prefix}weight_ih_{name}"].T
             projected += weights[f"{prefix}bias_ih_{name}"] + weights[f"{prefix}bias_hh_{name}"]
             outputs, final = _direction(
-                projected, lengths, weights[f"{prefix}weight_hh_{name}"], reverse
+                projected, running, weights[f"{prefix}weight_hh_{name}"], reverse
             )
             directions.append(outputs)
             finals.append(final)
         inputs = np.concatenate(directions, axis=2)
         layer += 1
-    return inputs, np.stack(finals)
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(len(order))
+    return inputs[inverse], np.stack(finals)[:, inverse]
 
 
 def casing_kinds(char_symbols: list[str]) -> np.ndarray:

@@ -70,8 +70,10 @@ def lstm(
         directions = []
         for suffix, reverse in (("", False), ("_reverse", True)):
             name = f"l{layer}{suffix}"
-            projected = inputs @ weights[f"{prefix}weight_ih_{name}"].T
-            projected += weights[f"{prefix}bias_ih_{name}"] + weights[f"{prefix}bias_hh_{name}"]
+            # One 2-D product for every position (a 3-D matmul would run one per row).
+            flat = inputs.reshape(-1, inputs.shape[2]) @ weights[f"{prefix}weight_ih_{name}"].T
+            flat += weights[f"{prefix}bias_ih_{name}"] + weights[f"{prefix}bias_hh_{name}"]
+            projected = flat.reshape(inputs.shape[0], inputs.shape[1], -1)
             outputs, final = _direction(
                 projected, running, weights[f"{prefix}weight_hh_{name}"], reverse
             )
@@ -146,8 +148,13 @@ def _group_means(states: np.ndarray, groups: np.ndarray) -> np.ndarray:
     width = states.shape[2]
     flat_ids = groups.reshape(-1)
     count = int(flat_ids.max()) + 1
+    # Sorted by id, each group's rows are one run: np.add.reduceat sums the runs (np.add.at,
+    # which would do it unsorted, is many times slower).
+    order = np.argsort(flat_ids, kind="stable")
+    sorted_ids = flat_ids[order]
+    firsts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
     sums = np.zeros((count, width), dtype=states.dtype)
-    np.add.at(sums, flat_ids, states.reshape(-1, width))
+    sums[sorted_ids[firsts]] = np.add.reduceat(states.reshape(-1, width)[order], firsts, axis=0)
     sizes = np.maximum(np.bincount(flat_ids, minlength=count), 1).astype(states.dtype)
     return (sums / sizes[:, None])[flat_ids].reshape(states.shape)
 

@@ -1,0 +1,68 @@
+"""The NumPy runtime against the torch tagger on the real test files, in one process.
+
+    python benchmarks/runtime_parity.py
+
+Exports the bundled `en-ner` and `en-pos` with `crftag export --format numpy` (into a temporary
+folder), tags `eng.testb` and the EWT test file with both `Tagger.tag` and `ArrayTagger.tag`
+(batch 64, documents as the files mark them), and prints how many sentences got identical tags
+and each path's tokens/s. Each path is warmed up on 64 sentences first.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+import torch  # noqa: E402
+
+from crftag.checkpoint import export_arrays, load_model  # noqa: E402
+from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
+from crftag.inference.tagger import Tagger  # noqa: E402
+from crftag.runtime.tagger import ArrayTagger  # noqa: E402
+
+DATA = os.path.join(ROOT, "..", "shared", "data")
+CASES = [
+    ("en-ner", os.path.join(DATA, "conll2003", "eng.testb"), ColumnSpec()),
+    (
+        "en-pos",
+        os.path.join(DATA, "ud_english_ewt", "en_ewt-ud-test.conllu"),
+        ColumnSpec.for_format("conllu"),
+    ),
+]
+
+
+def timed(tag, sentences, documents) -> tuple[list, float]:
+    tag(sentences[:64], 64, documents[:64])
+    start = time.perf_counter()
+    tags = tag(sentences, 64, documents)
+    return tags, time.perf_counter() - start
+
+
+def main() -> None:
+    torch.set_num_threads(2)
+    with tempfile.TemporaryDirectory() as folder:
+        for name, path, spec in CASES:
+            exported = os.path.join(folder, f"{name}.npz")
+            export_arrays(exported, load_model(name))
+            gold = read_corpus(path, spec)
+            sentences = [list(sentence.tokens) for sentence in gold]
+            documents = [sentence.document for sentence in gold]
+            tokens = sum(map(len, sentences))
+            torch_tags, torch_seconds = timed(Tagger.load(name).tag, sentences, documents)
+            array_tags, array_seconds = timed(ArrayTagger.load(exported).tag, sentences, documents)
+            same = sum(a == b for a, b in zip(torch_tags, array_tags, strict=True))
+            print(
+                f"{name} {os.path.basename(path)}: identical tags {same}/{len(sentences)}; "
+                f"torch {tokens / torch_seconds:,.0f} tokens/s, NumPy "
+                f"{tokens / array_seconds:,.0f} tokens/s, ratio {torch_seconds / array_seconds:.2f}"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -141,6 +141,14 @@ def iob2_tag(tag: str) -> str:
     return f"{'B' if prefix in ('B', 'S') else 'I'}-{label}"
 
 
+def to_iob2(tags: Sequence[str], well_formed: bool) -> list[str]:
+    """A predicted span sequence in IOB2. ``well_formed`` (constrained decoding only writes
+    well-formed sequences) lets each tag follow from itself alone (:func:`iob2_tag`)."""
+    if well_formed:
+        return [iob2_tag(tag) for tag in tags]
+    return convert(tags, "iob2")
+
+
 def convert(tags: Sequence[str], target: str) -> list[str]:
     """Rewrite one tag sequence, of any span scheme, in ``target``."""
     return from_spans(to_spans(tags), len(tags), target)

@@ -19,7 +19,7 @@ import torch
 from crftag.checkpoint import LoadedModel, load_model
 from crftag.data.batching import Batch, build_batch
 from crftag.data.indices import batch_rows, pieces
-from crftag.data.schemes import convert, iob2_tag, to_spans
+from crftag.data.schemes import iob2_tag, to_iob2, to_spans
 from crftag.data.tokenize import tokenize
 from crftag.inference.confidence import span_confidences
 from crftag.inference.records import Prediction, drop_unlikely_spans, join_pieces, locate_spans
@@ -58,7 +58,6 @@ class Tagger:
         self._to_output = torch.zeros(len(internal), len(self.output_tags), device=self.device)
         self._to_output[torch.arange(len(internal)), torch.tensor(columns)] = 1.0
         self._tag_index = {tag: i for i, tag in enumerate(internal)}
-        self._output_map = dict(zip(internal, names, strict=True))
         crf = self.model.crf
         self._well_formed = self.tags_are_spans and not bool(
             crf.allowed.all() and crf.allowed_start.all() and crf.allowed_end.all()
@@ -108,13 +107,7 @@ class Tagger:
         return iob2_tag(tag) if self.tags_are_spans else tag
 
     def _to_output_tags(self, internal: list[str]) -> list[str]:
-        if not self.tags_are_spans:
-            return internal
-        if self._well_formed:
-            # Constrained decoding only writes well-formed sequences, where each IOB2 tag
-            # follows from its own tag alone (B-, S- -> B-; I-, E- -> I-).
-            return [self._output_map[tag] for tag in internal]
-        return convert(internal, "iob2")
+        return to_iob2(internal, self._well_formed) if self.tags_are_spans else internal
 
     @property
     def document_context(self) -> bool:

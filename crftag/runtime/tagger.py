@@ -12,7 +12,7 @@ import numpy as np
 
 from crftag.crf.arrays import viterbi_arrays
 from crftag.data.indices import batch_rows, group_ids, index_arrays, pieces
-from crftag.data.schemes import convert, iob2_tag
+from crftag.data.schemes import to_iob2
 from crftag.data.vocab import Vocabularies
 from crftag.runtime.archive import read_archive
 from crftag.runtime.network import casing_kinds, emissions
@@ -62,12 +62,7 @@ class ArrayTagger:
         return bool(self.model_config.get("document_context"))
 
     def _output_tags(self, internal: list[str]) -> list[str]:
-        """Tags in IOB2, as :meth:`crftag.inference.tagger.Tagger._to_output_tags` gives them."""
-        if not self.tags_are_spans:
-            return internal
-        if self._well_formed:
-            return [iob2_tag(tag) for tag in internal]
-        return convert(internal, "iob2")
+        return to_iob2(internal, self._well_formed) if self.tags_are_spans else internal
 
     def _batches(self, sentences, batch_size, documents):
         """(indices, words, chars, lengths, groups) per batch, in the torch tagger's order."""

@@ -2,9 +2,9 @@
 sentences joined where a span crosses their boundary."""
 
 import pytest
-from crftag.data.annotations import CharSpan, Document
 
 from crftag.data.align import align_document, document_tokens
+from crftag.data.annotations import CharSpan, Document
 from crftag.errors import CrftagError
 
 

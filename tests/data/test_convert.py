@@ -5,10 +5,10 @@ import io
 import json
 
 import pytest
-from crftag.data.annotations import read_annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from crftag.data.annotations import read_annotations
 from crftag.data.conll import ColumnSpec
 from crftag.data.convert import (
     output_format_of,

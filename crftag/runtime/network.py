@@ -15,7 +15,7 @@ import numpy as np
 
 from crftag.crf.arrays import running_counts
 
-__all__ = ["CASING_CLASSES", "casing_kinds", "emissions", "lstm"]
+__all__ = ["CASING_CLASSES", "Network", "casing_kinds", "emissions", "lstm"]
 
 CASING_CLASSES = 8
 
@@ -187,3 +187,31 @@ def emissions(
     if "hidden.0.weight" in weights:
         encoded = np.tanh(encoded @ weights["hidden.0.weight"].T + weights["hidden.0.bias"])
     return encoded @ weights["projection.weight"].T + weights["projection.bias"]
+
+
+class Network:
+    """A BiLSTM-CRF's emission network on arrays, built once and run batch after batch.
+
+    weights  the state dict as arrays; model  the config's ``model`` section; char_symbols
+    the character vocabulary's symbols (for a casing embedding's character kinds)."""
+
+    def __init__(
+        self,
+        weights: Mapping[str, np.ndarray],
+        model: Mapping[str, object],
+        char_symbols: list[str],
+    ) -> None:
+        self.weights = weights
+        self.model = model
+        self.kinds = casing_kinds(char_symbols) if model.get("casing_dim") else None
+
+    def emissions(
+        self,
+        words: np.ndarray,
+        chars: np.ndarray,
+        lengths: np.ndarray,
+        groups: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Emission scores (B, T, K) for words (B, T), chars (B, T, C), lengths (B,) and, for a
+        model with document context, groups (B, T), as :func:`emissions` takes them."""
+        return emissions(self.weights, self.model, words, chars, lengths, groups, self.kinds)

@@ -15,7 +15,7 @@ from crftag.data.indices import batch_rows, group_ids, index_arrays, pieces
 from crftag.data.schemes import to_iob2
 from crftag.data.vocab import Vocabularies
 from crftag.runtime.archive import read_archive
-from crftag.runtime.network import casing_kinds, emissions
+from crftag.runtime.network import Network
 
 __all__ = ["ArrayTagger"]
 
@@ -33,9 +33,7 @@ class ArrayTagger:
         self.train_scheme = metadata["train_scheme"]
         self.data_scheme = metadata["data_scheme"]
         self.tag_symbols = self.vocabularies.tags.symbols
-        self._kinds = None
-        if self.model_config.get("casing_dim"):
-            self._kinds = casing_kinds(self.vocabularies.chars.symbols)
+        self.network = Network(weights, self.model_config, self.vocabularies.chars.symbols)
         minus_inf = np.float32(-np.inf)
         self.transitions = np.where(weights["crf.allowed"], weights["crf.transitions"], minus_inf)
         self.start = np.where(
@@ -83,9 +81,7 @@ class ArrayTagger:
         cut_documents = None if documents is None else [documents[o] for o in owners]
         tagged: list[list[str]] = [[] for _ in cut]
         for indices, words, chars, lengths, groups in self._batches(cut, batch_size, cut_documents):
-            scores = emissions(
-                self.weights, self.model_config, words, chars, lengths, groups, self._kinds
-            )
+            scores = self.network.emissions(words, chars, lengths, groups)
             paths, _ = viterbi_arrays(scores, lengths, self.transitions, self.start, self.end)
             for index, row in zip(indices, paths.tolist(), strict=True):
                 tagged[index] = self._output_tags(

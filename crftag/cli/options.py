@@ -9,7 +9,7 @@ import typer
 
 from crftag.config import ANNOTATION_FORMATS, FILE_FORMATS, INPUT_FORMATS, OUTPUT_FORMATS
 from crftag.data.align import MISALIGNED_POLICIES
-from crftag.errors import CrftagError
+from crftag.inference.loading import resolve_device
 from crftag.registry import BUNDLED_MODELS, DEFAULT_MODEL
 
 __all__ = [
@@ -53,17 +53,6 @@ class OnError(str, Enum):
 class Probabilities(str, Enum):
     tag = "tag"
     all = "all"
-
-
-def resolve_device(choice: str):
-    """The one place a device is chosen; everything below receives it explicitly."""
-    import torch
-
-    if choice == "cuda" and not torch.cuda.is_available():
-        raise CrftagError("--device cuda: no CUDA device is available; use --device cpu")
-    if choice == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(choice)
 
 
 DataFormat = Enum(

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from crftag.cli.options import DataFormat, DeviceChoice, Misaligned, ModelOption, resolve_device
+from crftag.cli.options import DataFormat, DeviceChoice, Misaligned, ModelOption
 from crftag.registry import DEFAULT_MODEL
 
 __all__ = ["evaluate"]
@@ -42,9 +42,9 @@ def evaluate(
 ) -> None:
     """Score a model on labelled files: entity P/R/F1 (seqeval) and token accuracy."""
     from crftag.evaluate import score_sentences, unseen_labels
-    from crftag.inference.tagger import Tagger
+    from crftag.inference.loading import load_tagger
 
-    tagger = Tagger.load(model, resolve_device(device.value))
+    tagger = load_tagger(model, device.value)
     # The model's column settings, the format and alignment policy asked for here.
     reading = replace(tagger.config.data, format=data_format.value, misaligned=misaligned.value)
     for path in files:

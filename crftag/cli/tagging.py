@@ -16,7 +16,6 @@ from crftag.cli.options import (
     OnError,
     OutputFormat,
     Probabilities,
-    resolve_device,
 )
 from crftag.errors import CrftagError
 
@@ -86,7 +85,7 @@ def predict(
         raise CrftagError("--jobs and --shard do not combine; run one or the other")
     options = PredictOptions(
         model=model,
-        device=str(resolve_device(device.value)),
+        device=device.value,
         input_format=input_format.value,
         output_format=(output_format or OutputFormat.conll).value,
         batch_size=batch_size,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import sys
 from collections.abc import Iterable, Iterator
-from typing import BinaryIO, TextIO
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from crftag.data.align import document_tokens
 from crftag.data.annotations import (
@@ -28,7 +28,9 @@ from crftag.data.conll import open_binary
 from crftag.data.labelled import detect_labelled_format
 from crftag.errors import CrftagError, located
 from crftag.inference.records import Prediction, join_pieces, json_line
-from crftag.inference.tagger import Tagger
+
+if TYPE_CHECKING:
+    from crftag.inference.base import TaggerBase
 
 __all__ = ["predict_documents", "read_documents", "tag_documents"]
 
@@ -71,7 +73,7 @@ def _plain_text(stream: BinaryIO, source: str) -> Document:
 
 
 def tag_documents(
-    tagger: Tagger,
+    tagger: TaggerBase,
     documents: Iterable[Document],
     *,
     batch_size: int = 64,
@@ -189,7 +191,7 @@ def format_document(document: Document, prediction: Prediction, output_format: s
 
 
 def predict_documents(
-    tagger: Tagger, paths: Iterable[str], output: TextIO, output_format: str, **options
+    tagger: TaggerBase, paths: Iterable[str], output: TextIO, output_format: str, **options
 ) -> int:
     """Tag the documents of ``paths`` into ``output``; return the number of documents."""
     documents = (document for path in paths for document in read_documents(path))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from crftag.config import FILE_FORMATS, INPUT_FORMATS, OUTPUT_FORMATS
 from crftag.data.annotations import CharSpan, Document, format_span_jsonl
@@ -25,8 +25,11 @@ from crftag.data.indices import MAX_DOCUMENT_SENTENCES
 from crftag.data.tokenize import tokenize
 from crftag.errors import CrftagError
 from crftag.inference.documents import predict_documents
+from crftag.inference.loading import load_tagger
 from crftag.inference.records import Prediction, json_line
-from crftag.inference.tagger import Tagger
+
+if TYPE_CHECKING:
+    from crftag.inference.base import TaggerBase
 
 __all__ = ["PredictOptions", "Record", "predict_files", "read_sentences", "tag_files"]
 
@@ -141,7 +144,7 @@ def _as_document(record: Record, prediction: Prediction) -> Document:
 
 
 def predict_files(
-    tagger: Tagger,
+    tagger: TaggerBase,
     paths: Iterable[str],
     *,
     input_format: str,
@@ -248,7 +251,7 @@ class PredictOptions:
     :func:`predict_files`. Plain values, so worker processes receive them as they are."""
 
     model: str  # checkpoint file, run directory or bundled model name
-    device: str  # a resolved device: "cpu", "cuda", "cuda:1"
+    device: str  # as asked: "auto", "cpu", "cuda", "cuda:1" (see load_tagger)
     input_format: str
     output_format: str
     batch_size: int = 64
@@ -268,7 +271,7 @@ def tag_files(
 ) -> int:
     """Load ``options.model`` and tag ``paths`` into ``output`` with :func:`predict_files`;
     return the number of sentences."""
-    tagger = Tagger.load(options.model, options.device)
+    tagger = load_tagger(options.model, options.device)
     return predict_files(
         tagger,
         paths,

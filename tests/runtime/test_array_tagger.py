@@ -12,7 +12,7 @@ from crftag.data.conll import ColumnSpec, read_corpus
 from crftag.errors import CrftagError
 from crftag.inference.tagger import Tagger
 from crftag.runtime.archive import read_archive
-from crftag.runtime.tagger import ArrayTagger
+from crftag.inference.array_tagger import ArrayTagger
 
 
 def sentences_and_documents():
@@ -65,7 +65,7 @@ def test_loading_an_export_imports_no_torch(sample_model, tmp_path):
     path = tmp_path / "m.npz"
     export_arrays(str(path), load_model(str(sample_model)))
     code = (
-        "import sys\nfrom crftag.runtime.tagger import ArrayTagger\n"
+        "import sys\nfrom crftag.inference.array_tagger import ArrayTagger\n"
         f"tags = ArrayTagger.load({str(path)!r}).tag([['John', 'Smith', 'lives', 'in']])\n"
         "print('torch' in sys.modules, tags)"
     )

@@ -1,0 +1,127 @@
+"""Tagging with an exported model, without torch: the network in NumPy
+(:mod:`crftag.runtime.network`) and the CRF on arrays (:mod:`crftag.crf.arrays`,
+:mod:`crftag.crf.posteriors`, the compiled kernels where they were built), around the same loop
+as the torch tagger (:class:`crftag.inference.base.TaggerBase`), so the records are the torch
+path's: identical tags, and probabilities equal up to float rounding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from crftag.config import Config
+from crftag.crf.arrays import viterbi_arrays
+from crftag.data.indices import batch_rows, group_ids, index_arrays
+from crftag.data.vocab import Vocabularies
+from crftag.inference.base import BatchScores, TaggerBase, existing_paths
+from crftag.runtime.archive import read_archive
+from crftag.runtime.network import Network
+
+__all__ = ["ArrayTagger"]
+
+
+@dataclass
+class ArrayBatch:
+    """A batch as index arrays: words (B, T), chars (B, T, C), lengths (B,), and for a model
+    with document context each position's document group (B, T)."""
+
+    words: np.ndarray
+    chars: np.ndarray
+    lengths: np.ndarray
+    groups: np.ndarray | None
+
+
+class ArrayTagger(TaggerBase):
+    """A BiLSTM-CRF exported by ``crftag export --format numpy``, ready to tag: the same calls
+    and records as :class:`crftag.inference.tagger.Tagger`, on the CPU, without torch."""
+
+    def __init__(self, metadata: dict, weights: dict[str, np.ndarray], source: str) -> None:
+        self.metadata = metadata
+        self.vocabularies = Vocabularies.from_state(metadata["vocabularies"])
+        self.config = Config.from_dict(metadata["config"], source=source)
+        self.model_config = metadata["config"]["model"]
+        self.train_scheme = metadata["train_scheme"]
+        self.data_scheme = metadata["data_scheme"]
+        self.metrics = metadata.get("metrics", {})
+        self.network = Network(weights, self.model_config, self.vocabularies.chars.symbols)
+        minus_inf = np.float32(-np.inf)
+        self.transitions = np.where(weights["crf.allowed"], weights["crf.transitions"], minus_inf)
+        self.start = np.where(
+            weights["crf.allowed_start"], weights["crf.start_transitions"], minus_inf
+        )
+        self.end = np.where(weights["crf.allowed_end"], weights["crf.end_transitions"], minus_inf)
+        constrained = not (
+            weights["crf.allowed"].all()
+            and weights["crf.allowed_start"].all()
+            and weights["crf.allowed_end"].all()
+        )
+        self._init_tags()
+        self._well_formed = self.tags_are_spans and constrained
+        self._to_output = np.zeros((len(self.tag_symbols), len(self.output_tags)))
+        self._to_output[np.arange(len(self.tag_symbols)), self._output_columns] = 1.0
+
+    @classmethod
+    def load(cls, path: str) -> ArrayTagger:
+        """Read an exported model file; a file that is not one is a one-line error."""
+        return cls(*read_archive(path), source=path)
+
+    @property
+    def document_context(self) -> bool:
+        """Whether the model pools over documents (``model.document_context``)."""
+        return bool(self.model_config.get("document_context"))
+
+    def _batches(
+        self,
+        sentences: Sequence[Sequence[str]],
+        batch_size: int,
+        documents: Sequence[Hashable] | None,
+    ) -> Iterator[tuple[list[int], ArrayBatch]]:
+        """(indices into sentences, index arrays) in the torch tagger's batch order."""
+        for indices, keys in batch_rows(sentences, batch_size, documents, self.document_context):
+            batch = [sentences[i] for i in indices]
+            words, chars, lengths = index_arrays(batch, self.vocabularies)
+            groups = None if keys is None else group_ids(batch, keys, self.vocabularies)
+            yield indices, ArrayBatch(words, chars, lengths, groups)
+
+    def _emissions(self, batch: ArrayBatch) -> np.ndarray:
+        """(B, T, K) float32 emission scores."""
+        return self.network.emissions(batch.words, batch.chars, batch.lengths, batch.groups)
+
+    def _potentials(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.transitions, self.start, self.end
+
+    def _decode(self, batch: ArrayBatch) -> list[list[int]]:
+        paths, _ = viterbi_arrays(self._emissions(batch), batch.lengths, *self._potentials())
+        lengths = batch.lengths.tolist()
+        return [row[:n] for row, n in zip(paths.tolist(), lengths, strict=True)]
+
+    def _score(self, batch: ArrayBatch, probs: str | None, nbest: int) -> BatchScores:
+        from crftag.crf.posteriors import log_partition_arrays, marginals_arrays, nbest_arrays
+        from crftag.inference.array_confidence import span_confidences_arrays
+
+        emissions = self._emissions(batch)
+        lengths = batch.lengths
+        paths, scores = viterbi_arrays(emissions, lengths, *self._potentials())
+        log_z = log_partition_arrays(emissions, lengths, *self._potentials())
+        sizes = lengths.tolist()
+        rows = [row[:n] for row, n in zip(paths.tolist(), sizes, strict=True)]
+        confidences = span_confidences_arrays(
+            emissions,
+            lengths,
+            *self._potentials(),
+            [self.spans_of(row) for row in rows],
+            self.train_scheme,
+            self._tag_index,
+        )
+        scored = BatchScores(rows, scores.tolist(), log_z.tolist(), confidences)
+        if probs is not None:
+            marginals = marginals_arrays(emissions, lengths, *self._potentials())  # (B, T, K)
+            mapped = (marginals @ self._to_output).tolist()  # (B, T, K')
+            scored.marginals = [m[:n] for m, n in zip(mapped, sizes, strict=True)]
+        if nbest > 1:
+            top_paths, top_scores = nbest_arrays(emissions, lengths, *self._potentials(), nbest)
+            scored.nbest = existing_paths(top_paths.tolist(), top_scores.tolist(), sizes)
+        return scored

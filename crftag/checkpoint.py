@@ -104,9 +104,18 @@ def save_model(path: str, loaded: LoadedModel, *, half: bool = False) -> None:
     write_atomically(path, model_payload(loaded, half=half))
 
 
-def export_arrays(path: str, loaded: LoadedModel) -> None:
+def export_arrays(
+    path: str, loaded: LoadedModel, *, int8: bool = False, int8_embeddings: bool = False
+) -> None:
     """Write ``loaded`` as an exported model (:mod:`crftag.runtime.archive`): the checkpoint's
-    description and float32 weights in one ``.npz`` that tags without torch."""
+    description and weights in one ``.npz`` that tags without torch.
+
+    Weights that are exactly float16 (a checkpoint saved with ``--half``, as the bundled models
+    are) are stored in float16, half the file, and read back identical (:func:`write_archive`).
+    ``int8`` stores the weight matrices of every LSTM (``weight_ih``, ``weight_hh``) and linear
+    layer as int8 with one scale per row, the layers torch's dynamic quantization covers;
+    ``int8_embeddings`` the word embedding table too (most of the file). The runtime
+    dequantizes them on loading, so int8 makes the file smaller, not the tagging faster."""
     if loaded.config.model.encoder != "bilstm":
         raise CrftagError(
             f"{path}: the exported runtime runs the BiLSTM-CRF; this model's encoder is "
@@ -117,7 +126,18 @@ def export_arrays(path: str, loaded: LoadedModel) -> None:
         name: (tensor.float() if tensor.is_floating_point() else tensor).numpy()
         for name, tensor in payload.pop("state_dict").items()
     }
-    write_archive(path, payload, weights)
+    quantized = []
+    if int8:
+        quantized = [
+            f"{prefix}.{name}"
+            for prefix, module in loaded.model.named_modules()
+            if isinstance(module, (torch.nn.LSTM, torch.nn.Linear))
+            for name, parameter in module.named_parameters(recurse=False)
+            if parameter.dim() == 2
+        ]
+    if int8_embeddings:
+        quantized.append("word_embedding.weight")
+    write_archive(path, payload, weights, quantized=quantized)
 
 
 def write_atomically(path: str, payload: dict) -> None:

@@ -31,22 +31,35 @@ def export(
         typer.Option(
             "--format",
             help="checkpoint: a torch checkpoint file; numpy: an .npz of arrays and JSON that "
-            "the NumPy runtime tags with, no pickles.",
+            "the NumPy runtime tags with, no pickles (float16 weights stay float16).",
         ),
     ] = ExportFormat.checkpoint,
+    int8: Annotated[
+        bool,
+        typer.Option(
+            "--int8",
+            help="numpy: store the LSTM and linear weight matrices and the word embeddings as "
+            "int8 with one scale per row (a smaller file; see docs/int8.md).",
+        ),
+    ] = False,
 ) -> None:
     """Copy a trained model into one file: a checkpoint, or an array archive for the NumPy
     runtime."""
     from crftag.checkpoint import export_arrays, load_model, save_model
 
+    if int8 and export_format != ExportFormat.numpy:
+        raise CrftagError("--int8 applies to --format numpy; add --format numpy or drop --int8")
     loaded = load_model(model)
     directory = os.path.dirname(os.path.abspath(output))
     if not os.path.isdir(directory):
         raise CrftagError(f"{output}: no such directory: {directory}")
     if export_format == ExportFormat.numpy:
         if half:
-            raise CrftagError("--half applies to --format checkpoint; the archive is float32")
-        export_arrays(output, loaded)
+            raise CrftagError(
+                "--half applies to --format checkpoint; the archive keeps float16 weights "
+                "when the checkpoint has them"
+            )
+        export_arrays(output, loaded, int8=int8, int8_embeddings=int8)
     else:
         save_model(output, loaded, half=half)
     typer.echo(f"wrote {output} ({os.path.getsize(output) / 2**20:.1f} MB)", err=True)

@@ -2,8 +2,12 @@
 its state-dict name and, under ``__metadata__``, the model's description as UTF-8 JSON (config,
 vocabularies, tag schemes, metrics, versions): what a checkpoint holds, without pickles or torch.
 
-Uncompressed because loading is then a read and a view per array; the arrays are float32 (weights)
-and bool (the CRF's constraints), in NumPy's own portable format.
+Uncompressed because loading is then a read and a view per array. Weights are stored as float32,
+or float16 where the checkpoint's are (exactly representable, so nothing is lost), or, for the
+matrices named in the metadata's ``quantized`` list, as int8 with one float32 scale per row
+under ``NAME@scale`` (symmetric: ``weight[r] ~ int8[r] * scale[r]``). The CRF's constraints are
+bool. :func:`read_archive` hands back float32 whatever was stored, so the runtime computes in one
+precision. Version 1 archives (float32 only) read as before.
 """
 
 from __future__ import annotations
@@ -12,31 +16,88 @@ import json
 import os
 import tempfile
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import numpy as np
 
 from crftag.errors import CrftagError
 
-__all__ = ["ARCHIVE_FORMAT", "is_archive", "read_archive", "write_archive"]
+__all__ = [
+    "ARCHIVE_FORMAT",
+    "dequantize_rows",
+    "is_archive",
+    "quantize_rows",
+    "read_archive",
+    "write_archive",
+]
 
 ARCHIVE_FORMAT = "crftag-numpy"
-ARCHIVE_VERSION = 1
+# Version 2 may hold float16 and int8 arrays, which a version 1 reader would compute with as they
+# are; version 1 archives are a subset of version 2 and are still read.
+ARCHIVE_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 METADATA = "__metadata__"
+SCALE_SUFFIX = "@scale"  # state-dict names never hold "@"
 
 
-def write_archive(path: str, metadata: Mapping, weights: Mapping[str, np.ndarray]) -> None:
+def _narrowed(weights: np.ndarray) -> np.ndarray:
+    """``weights`` as float16 when every value is exactly a float16 (a checkpoint saved in half
+    precision), else unchanged: the float16 copy reads back bit for bit."""
+    if weights.dtype != np.float32:
+        return weights
+    half = weights.astype(np.float16)
+    return half if np.array_equal(half.astype(np.float32), weights) else weights
+
+
+def quantize_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric int8 quantization with one scale per row (an output unit of a layer).
+
+    matrix (R, C) float -> (quantized (R, C) int8 in [-127, 127], scales (R,) float32), with
+    ``scale = max |row| / 127``, so each value is off by at most ``scale / 2`` once dequantized.
+    A row of zeros gets scale 0 and stays zeros."""
+    if matrix.ndim != 2 or not np.issubdtype(matrix.dtype, np.floating):
+        raise ValueError(f"expected a 2-D float matrix, got {matrix.ndim}-D {matrix.dtype}")
+    values = matrix.astype(np.float64)
+    scales = (np.abs(values).max(axis=1) / 127.0).astype(np.float32)  # (R,)
+    divisors = np.where(scales > 0, scales, 1.0)[:, None]  # (R, 1); zero rows divide by 1
+    quantized = np.clip(np.rint(values / divisors), -127, 127).astype(np.int8)
+    return quantized, scales
+
+
+def dequantize_rows(quantized: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """quantized (R, C) int8, scales (R,) -> (R, C) float32."""
+    return quantized.astype(np.float32) * scales.astype(np.float32)[:, None]
+
+
+def write_archive(
+    path: str,
+    metadata: Mapping,
+    weights: Mapping[str, np.ndarray],
+    *,
+    quantized: Collection[str] = (),
+) -> None:
     """Write ``weights`` and ``metadata`` to ``path`` through a temporary file renamed over it,
-    so a crash leaves the old file or the new one, never a torn one."""
+    so a crash leaves the old file or the new one, never a torn one. The weights named in
+    ``quantized`` (2-D float matrices) are stored as int8 and per-row scales
+    (:func:`quantize_rows`); float32 ones that are exactly float16 as float16; the others as
+    they are given."""
     if METADATA in weights:
         raise ValueError(f"expected no weight named {METADATA}")
-    described = {**metadata, "format": ARCHIVE_FORMAT, "archive_version": ARCHIVE_VERSION}
+    stored = {name: _narrowed(array) for name, array in weights.items()}
+    for name in quantized:
+        stored[name], stored[name + SCALE_SUFFIX] = quantize_rows(weights[name])
+    described = {
+        **metadata,
+        "format": ARCHIVE_FORMAT,
+        "archive_version": ARCHIVE_VERSION,
+        "quantized": sorted(quantized),
+    }
     encoded = np.frombuffer(json.dumps(described).encode("utf-8"), dtype=np.uint8)
     directory = os.path.dirname(os.path.abspath(path))
     handle, temporary = tempfile.mkstemp(prefix=".partial-", suffix=".npz", dir=directory)
     try:
         with os.fdopen(handle, "wb") as stream:
-            np.savez(stream, **{METADATA: encoded}, **weights)
+            np.savez(stream, **{METADATA: encoded}, **stored)
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, 0o644)
@@ -52,22 +113,40 @@ def is_archive(path: str) -> bool:
 
 
 def read_archive(path: str) -> tuple[dict, dict[str, np.ndarray]]:
-    """(metadata, weights) of an exported model; a file that is not one is a one-line error."""
+    """(metadata, weights) of an exported model, every floating-point weight float32 (float16
+    ones widened, int8 ones dequantized); a file that is not one is a one-line error."""
     try:
         with np.load(path, allow_pickle=False) as archive:
             if METADATA not in archive.files:
                 raise CrftagError(f"{path}: not an exported crftag model (no {METADATA})")
             metadata = json.loads(archive[METADATA].tobytes().decode("utf-8"))
-            weights = {name: archive[name] for name in archive.files if name != METADATA}
+            stored = {name: archive[name] for name in archive.files if name != METADATA}
     except (OSError, ValueError, zipfile.BadZipFile) as error:
         raise CrftagError(f"{path}: cannot read the exported model ({error})") from None
     if metadata.get("format") != ARCHIVE_FORMAT:
         raise CrftagError(
             f"{path}: not an exported crftag model (format {metadata.get('format')!r})"
         )
-    if metadata.get("archive_version") != ARCHIVE_VERSION:
+    if metadata.get("archive_version") not in READABLE_VERSIONS:
         raise CrftagError(
             f"{path}: exported with archive version {metadata.get('archive_version')!r}; this "
-            f"crftag reads version {ARCHIVE_VERSION}: export the model again"
+            f"crftag reads versions {', '.join(map(str, READABLE_VERSIONS))}: export the model "
+            "again"
         )
-    return metadata, weights
+    return metadata, _float32_weights(path, stored, metadata.get("quantized", []))
+
+
+def _float32_weights(
+    path: str, stored: dict[str, np.ndarray], quantized: list[str]
+) -> dict[str, np.ndarray]:
+    """The stored arrays with the quantized ones dequantized (their scales consumed) and float16
+    ones widened; bool and integer arrays (constraints) as they are."""
+    weights = dict(stored)
+    for name in quantized:
+        if name not in weights or name + SCALE_SUFFIX not in weights:
+            raise CrftagError(f"{path}: quantized weight {name!r} or its scales are missing")
+        weights[name] = dequantize_rows(weights.pop(name), weights.pop(name + SCALE_SUFFIX))
+    return {
+        name: array.astype(np.float32) if array.dtype == np.float16 else array
+        for name, array in weights.items()
+    }

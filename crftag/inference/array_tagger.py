@@ -14,8 +14,10 @@ import numpy as np
 
 from crftag.config import Config
 from crftag.crf.arrays import viterbi_arrays
+from crftag.crf.posteriors import log_partition_arrays, marginals_arrays, nbest_arrays
 from crftag.data.indices import batch_rows, group_ids, index_arrays
 from crftag.data.vocab import Vocabularies
+from crftag.inference.array_confidence import span_confidences_arrays
 from crftag.inference.base import BatchScores, TaggerBase, existing_paths
 from crftag.runtime.archive import read_archive
 from crftag.runtime.network import Network
@@ -99,9 +101,6 @@ class ArrayTagger(TaggerBase):
         return [row[:n] for row, n in zip(paths.tolist(), lengths, strict=True)]
 
     def _score(self, batch: ArrayBatch, probs: str | None, nbest: int) -> BatchScores:
-        from crftag.crf.posteriors import log_partition_arrays, marginals_arrays, nbest_arrays
-        from crftag.inference.array_confidence import span_confidences_arrays
-
         emissions = self._emissions(batch)
         lengths = batch.lengths
         paths, scores = viterbi_arrays(emissions, lengths, *self._potentials())

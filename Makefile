@@ -46,13 +46,15 @@ bench-accuracy: install
 
 # The bundled models: configs/en-ner.yaml and configs/en-pos.yaml (the benchmark recipes trained
 # on train + dev for a fixed number of epochs), seed 1, trained into runs/models when not there
-# yet, then written in half precision to crftag/models/en-ner.pt and en-pos.pt.
+# yet, then written in half precision to crftag/models/en-ner.pt and en-pos.pt, and exported
+# (crftag/models/*.npz, the same float16 weights) for the NumPy runtime that predict uses.
 MODELS_RUNS ?= runs/models
 models: install
 	for name in en-ner en-pos; do \
 		test -f $(MODELS_RUNS)/$$name/metrics.json || \
 			$(PY) -m crftag train configs/$$name.yaml --seed 1 -o $(MODELS_RUNS)/$$name -q || exit 1; \
 		$(PY) -m crftag export $(MODELS_RUNS)/$$name crftag/models/$$name.pt --half || exit 1; \
+		$(PY) -m crftag export crftag/models/$$name.pt crftag/models/$$name.npz --format numpy || exit 1; \
 	done
 
 # Sentence-boundary errors and speed of the document splitter (segtok) against pysbd, on

@@ -1,0 +1,44 @@
+"""The bundled models ship exported, and each export is its checkpoint: the same weights to the
+bit, the same description. The command line runs a bundled name on the export; the Python API
+(``Tagger.load``) keeps the torch model."""
+
+import numpy as np
+import pytest
+
+from crftag.checkpoint import load_model
+from crftag.inference.array_tagger import ArrayTagger
+from crftag.inference.loading import exported_model_path, load_tagger, shipped_export
+from crftag.inference.tagger import Tagger
+from crftag.registry import BUNDLED_MODELS, resolve_model_path
+from crftag.runtime.archive import read_archive
+
+SHIPPED = [name for name in BUNDLED_MODELS if shipped_export(name)]
+
+
+def test_every_bundled_model_ships_an_export():
+    assert SHIPPED == list(BUNDLED_MODELS)
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_the_shipped_export_is_its_checkpoint(name):
+    loaded = load_model(resolve_model_path(name))
+    metadata, weights = read_archive(shipped_export(name))
+    state = loaded.model.state_dict()
+    assert sorted(weights) == sorted(state)
+    for key, tensor in state.items():
+        np.testing.assert_array_equal(weights[key], tensor.numpy(), err_msg=key)
+    assert metadata["vocabularies"] == loaded.vocabularies.to_state()
+    assert (metadata["train_scheme"], metadata["data_scheme"]) == (
+        loaded.train_scheme,
+        loaded.data_scheme,
+    )
+
+
+def test_a_bundled_name_runs_on_its_export_from_the_command_line():
+    assert isinstance(load_tagger("en-ner", "auto"), ArrayTagger)
+    assert isinstance(load_tagger(resolve_model_path("en-ner"), "auto"), Tagger)
+    assert type(Tagger.load("en-ner")) is Tagger
+
+
+def test_cuda_takes_the_checkpoint_of_a_bundled_name():
+    assert exported_model_path("en-ner", "cuda", bundled=True) is None

@@ -7,7 +7,13 @@ import os
 
 from crftag.errors import CrftagError
 
-__all__ = ["BUNDLED_MODELS", "DEFAULT_MODEL", "MODEL_FILE", "resolve_model_path"]
+__all__ = [
+    "BUNDLED_MODELS",
+    "DEFAULT_MODEL",
+    "MODEL_FILE",
+    "resolve_model_path",
+    "shipped_export",
+]
 
 # Models that ship inside the package (crftag/models/NAME.pt), selected with -m NAME.
 BUNDLED_MODELS = {
@@ -17,6 +23,13 @@ BUNDLED_MODELS = {
 DEFAULT_MODEL = "en-ner"
 MODELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
 MODEL_FILE = "model.pt"  # the checkpoint inside a run directory
+
+
+def shipped_export(name: str) -> str | None:
+    """The exported copy (``NAME.npz``, for the NumPy runtime) that ships beside a bundled
+    model's checkpoint, if this copy of crftag has one."""
+    path = os.path.join(MODELS_DIR, f"{name}.npz")
+    return path if os.path.isfile(path) else None
 
 
 def resolve_model_path(path: str) -> str:

@@ -10,13 +10,13 @@ import zipfile
 from typing import TYPE_CHECKING
 
 from crftag.errors import CrftagError
-from crftag.registry import BUNDLED_MODELS, MODELS_DIR, resolve_model_path
+from crftag.registry import BUNDLED_MODELS, resolve_model_path, shipped_export
 from crftag.runtime.archive import METADATA
 
 if TYPE_CHECKING:
     from crftag.inference.base import TaggerBase
 
-__all__ = ["exported_model_path", "is_exported", "load_tagger", "resolve_device", "shipped_export"]
+__all__ = ["exported_model_path", "is_exported", "load_tagger", "resolve_device"]
 
 
 def resolve_device(choice: str):
@@ -41,12 +41,6 @@ def is_exported(path: str) -> bool:
             return f"{METADATA}.npy" in archive.namelist()
     except (OSError, zipfile.BadZipFile):
         return False
-
-
-def shipped_export(name: str) -> str | None:
-    """The exported copy of a bundled model that ships beside its checkpoint, if any."""
-    path = os.path.join(MODELS_DIR, f"{name}.npz")
-    return path if os.path.isfile(path) else None
 
 
 def exported_model_path(model: str, device: str, bundled: bool = False) -> str | None:

@@ -107,6 +107,6 @@ clean:
 
 # int8 weights against float32 for en-ner on eng.testb and en-pos on EWT test: file size,
 # tokens/s (2 threads, batch 64) and the F1/accuracy change, in torch (dynamic quantization) and
-# in the exported NumPy runtime (about 5 minutes on 2 cores); writes benchmarks/results/int8.json.
+# in the exported NumPy runtime (about a minute on 2 cores); writes benchmarks/results/int8.json.
 bench-int8: install
 	$(PY) benchmarks/int8.py

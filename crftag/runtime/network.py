@@ -1,56 +1,156 @@
 """The BiLSTM-CRF's network in NumPy: emission scores from a trained model's weights, computed as
 :meth:`crftag.nn.taggers.BiLSTMCRF.emissions` computes them in evaluation mode, without torch.
 
-Weights are the model's state dict as float32 arrays, under the same names. Recurrences loop over
-time only: each LSTM direction projects every position's input at once (one matrix product),
-then runs one small product per step, updating only the rows whose sentence (or word) is still
-running, which is what packing the sequences does in torch, so padding never changes a result.
+Weights are the model's state dict as float32 arrays, under the same names. Sequences are packed
+as torch packs them: rows sorted longest first, then time-major, so the rows still running at a
+step are one contiguous block and padding is never computed. Each LSTM layer projects every
+packed position's input for both directions at once (one matrix product), then runs one small
+product per step. The character encoder runs once per distinct word of a batch, and
+:class:`Network` keeps the encodings across batches (news text repeats its words).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
-
-from crftag.crf.arrays import running_counts
 
 __all__ = ["CASING_CLASSES", "Network", "casing_kinds", "emissions", "lstm"]
 
 CASING_CLASSES = 8
+CACHE_WORDS = 1 << 16  # character encodings a Network keeps: ~13 MB for a 50-wide encoder
 
 
-def _sigmoid(values: np.ndarray) -> np.ndarray:
-    return 0.5 * (np.tanh(0.5 * values) + 1.0)  # tanh form: no overflow warning for large -x
+@dataclass(frozen=True)
+class _Packing:
+    """Rows (B,) of lengths (B,) packed time-major, longest first: packed position k holds row
+    ``rows[k]`` at step ``steps[k]``; step t is positions ``offsets[t]:offsets[t + 1]``, which
+    are the ``counts[t]`` longest rows in ``order`` (B,), so each step's rows are a prefix."""
+
+    order: np.ndarray
+    rows: np.ndarray
+    steps: np.ndarray
+    counts: list[int]
+    offsets: list[int]
+
+
+def _pack(lengths: np.ndarray) -> _Packing:
+    order = np.argsort(-lengths, kind="stable")
+    longest = int(lengths.max(initial=0))
+    running = np.arange(longest)[:, None] < lengths[order][None, :]  # (T, B)
+    steps, ranks = np.nonzero(running)  # row-major: by step, then rank
+    counts = running.sum(1)
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    return _Packing(order, order[ranks], steps, counts.tolist(), offsets.tolist())
+
+
+@dataclass(frozen=True)
+class _Layer:
+    """One bidirectional LSTM layer, prepared once. Gates are reordered from torch's i, f, g, o
+    to i, f, o, g so that one tanh covers all four, and the sigmoid gates' rows are halved
+    (exact in floating point) because sigmoid(x) = 0.5 * tanh(x / 2) + 0.5.
+
+    input_weights (D, 8H): forward gates, then backward; bias (8H,): both biases summed;
+    recurrent: forward and backward (H, 4H)."""
+
+    input_weights: np.ndarray
+    bias: np.ndarray
+    recurrent: tuple[np.ndarray, np.ndarray]
+
+
+def _layers(weights: Mapping[str, np.ndarray], prefix: str) -> list[_Layer]:
+    """The layers of the ``nn.LSTM`` stored under ``prefix``, first to last."""
+    layers = []
+    while f"{prefix}weight_ih_l{len(layers)}" in weights:
+        inputs, biases, recurrent = [], [], []
+        for suffix in ("", "_reverse"):
+            name = f"l{len(layers)}{suffix}"
+            hidden_size = weights[f"{prefix}weight_hh_{name}"].shape[1]
+            i, f, g, o = (np.arange(k * hidden_size, (k + 1) * hidden_size) for k in range(4))
+            rows = np.concatenate([i, f, o, g])
+            scale = np.repeat(
+                np.array([0.5, 1.0], dtype=np.float32), [3 * hidden_size, hidden_size]
+            )
+            bias = weights[f"{prefix}bias_ih_{name}"] + weights[f"{prefix}bias_hh_{name}"]
+            inputs.append(weights[f"{prefix}weight_ih_{name}"][rows] * scale[:, None])
+            biases.append(bias[rows] * scale)
+            recurrent.append(np.ascontiguousarray((weights[f"{prefix}weight_hh_{name}"][rows]).T))
+            recurrent[-1] *= scale
+        layers.append(
+            _Layer(
+                np.ascontiguousarray(np.concatenate(inputs).T),
+                np.concatenate(biases),
+                (recurrent[0], recurrent[1]),
+            )
+        )
+    return layers
 
 
 def _direction(
-    projected: np.ndarray, running: list[int], recurrent: np.ndarray, reverse: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """One LSTM direction over rows sorted longest first. projected (B, T, 4H): inputs times
-    W_ih plus both biases; running[t] how many rows have a position t; recurrent (4H, H).
-    Returns the outputs (B, T, H), zero past each row's end, and each row's final state (B, H):
-    at its last position going forward, at position 0 going back. The rows still running at a
-    step are a prefix of the batch, so each step works on slices, not gathered copies."""
-    batch, steps, gates = projected.shape
-    hidden_size = gates // 4
-    hidden = np.zeros((batch, hidden_size), dtype=projected.dtype)
+    projected: np.ndarray,
+    packing: _Packing,
+    recurrent: np.ndarray,
+    reverse: bool,
+    outputs: np.ndarray,
+) -> np.ndarray:
+    """One LSTM direction over packed positions. projected (N, 4H): inputs times the prepared
+    input weights plus bias; recurrent (H, 4H). Writes the states into outputs (N, H) and returns
+    each sorted row's final state (B, H): at its last step going forward, at step 0 going back."""
+    hidden_size = recurrent.shape[0]
+    batch = packing.counts[0] if packing.counts else 0
+    hidden = np.zeros((batch, hidden_size), dtype=np.float32)
     cell = np.zeros_like(hidden)
-    outputs = np.zeros((batch, steps, hidden_size), dtype=projected.dtype)
-    transposed = np.ascontiguousarray(recurrent.T)  # (H, 4H)
-    for step in reversed(range(steps)) if reverse else range(steps):
-        count = running[step]
-        if not count:
-            continue
-        scores = projected[:count, step] + hidden[:count] @ transposed  # (n, 4H), gates i f g o
-        input_gate = _sigmoid(scores[:, :hidden_size])
-        forget_gate = _sigmoid(scores[:, hidden_size : 2 * hidden_size])
-        candidate = np.tanh(scores[:, 2 * hidden_size : 3 * hidden_size])
-        output_gate = _sigmoid(scores[:, 3 * hidden_size :])
-        cell[:count] = forget_gate * cell[:count] + input_gate * candidate
-        hidden[:count] = output_gate * np.tanh(cell[:count])
-        outputs[:count, step] = hidden[:count]
-    return outputs, hidden
+    squashed = np.empty_like(hidden)
+    scores = np.empty((batch, 4 * hidden_size), dtype=np.float32)
+    sigmoid_end = 3 * hidden_size
+    steps = range(len(packing.counts))
+    for step in reversed(steps) if reverse else steps:
+        count, start = packing.counts[step], packing.offsets[step]
+        gates = scores[:count]  # (n, 4H), gates i f o g
+        np.matmul(hidden[:count], recurrent, out=gates)
+        gates += projected[start : start + count]
+        np.tanh(gates, out=gates)
+        sigmoids = gates[:, :sigmoid_end]
+        sigmoids *= 0.5
+        sigmoids += 0.5
+        running_cell = cell[:count]
+        running_cell *= gates[:, hidden_size : 2 * hidden_size]
+        candidate = gates[:, sigmoid_end:]
+        candidate *= gates[:, :hidden_size]
+        running_cell += candidate
+        np.tanh(running_cell, out=squashed[:count])
+        np.multiply(squashed[:count], gates[:, 2 * hidden_size : sigmoid_end], out=hidden[:count])
+        outputs[start : start + count] = hidden[:count]
+    return hidden
+
+
+def _packed_lstm(
+    layers: list[_Layer], inputs: np.ndarray, packing: _Packing
+) -> tuple[np.ndarray, np.ndarray]:
+    """A bidirectional LSTM over packed inputs (N, D): outputs (N, 2H) and the last layer's final
+    states (2, B, H) in sorted order, forward then backward."""
+    finals = np.zeros((2, 0, 0), dtype=np.float32)
+    for layer in layers:
+        hidden_size = layer.recurrent[0].shape[0]
+        projected = inputs @ layer.input_weights  # (N, 8H)
+        projected += layer.bias
+        outputs = np.empty((len(inputs), 2 * hidden_size), dtype=np.float32)
+        finals = np.stack(
+            [
+                _direction(
+                    projected[:, k * 4 * hidden_size : (k + 1) * 4 * hidden_size],
+                    packing,
+                    layer.recurrent[k],
+                    k == 1,
+                    outputs[:, k * hidden_size : (k + 1) * hidden_size],
+                )
+                for k in (0, 1)
+            ]
+        )
+        inputs = outputs
+    return inputs, finals
 
 
 def lstm(
@@ -60,30 +160,17 @@ def lstm(
 
     inputs (B, T, D), lengths (B,) -> outputs (B, T, 2H) (zeros past each end) and the last
     layer's final states (2, B, H), forward then backward, as ``nn.LSTM`` returns them."""
-    order = np.argsort(-lengths, kind="stable")
-    running = running_counts(lengths[order].tolist(), inputs.shape[1])
-    inputs = inputs[order]
-    layer = 0
-    finals = []
-    while f"{prefix}weight_ih_l{layer}" in weights:
-        finals = []
-        directions = []
-        for suffix, reverse in (("", False), ("_reverse", True)):
-            name = f"l{layer}{suffix}"
-            # One 2-D product for every position (a 3-D matmul would run one per row).
-            flat = inputs.reshape(-1, inputs.shape[2]) @ weights[f"{prefix}weight_ih_{name}"].T
-            flat += weights[f"{prefix}bias_ih_{name}"] + weights[f"{prefix}bias_hh_{name}"]
-            projected = flat.reshape(inputs.shape[0], inputs.shape[1], -1)
-            outputs, final = _direction(
-                projected, running, weights[f"{prefix}weight_hh_{name}"], reverse
-            )
-            directions.append(outputs)
-            finals.append(final)
-        inputs = np.concatenate(directions, axis=2)
-        layer += 1
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(len(order))
-    return inputs[inverse], np.stack(finals)[:, inverse]
+    layers = _layers(weights, prefix)
+    packing = _pack(lengths)
+    packed, sorted_finals = _packed_lstm(
+        layers, np.asarray(inputs[packing.rows, packing.steps], dtype=np.float32), packing
+    )
+    hidden_size = layers[-1].recurrent[0].shape[0]
+    outputs = np.zeros((*inputs.shape[:2], 2 * hidden_size), dtype=np.float32)
+    outputs[packing.rows, packing.steps] = packed
+    finals = np.zeros((2, len(lengths), hidden_size), dtype=np.float32)
+    finals[:, packing.order[: sorted_finals.shape[1]]] = sorted_finals  # length 0: zeros
+    return outputs, finals
 
 
 def casing_kinds(char_symbols: list[str]) -> np.ndarray:
@@ -97,13 +184,14 @@ def casing_kinds(char_symbols: list[str]) -> np.ndarray:
 
 
 def _casing_classes(kinds: np.ndarray, chars: np.ndarray) -> np.ndarray:
-    """Casing class (B, T) of each word, as :class:`crftag.nn.encoders.CasingEmbedding` gives."""
-    char_kinds = kinds[chars]  # (B, T, C)
-    length = (char_kinds != 0).sum(2)
-    upper, lower, digits = ((char_kinds == kind).sum(2) for kind in (1, 2, 3))
+    """Casing class (N,) of each word's characters (N, C), as
+    :class:`crftag.nn.encoders.CasingEmbedding` gives it."""
+    char_kinds = kinds[chars]  # (N, C)
+    length = (char_kinds != 0).sum(1)
+    upper, lower, digits = ((char_kinds == kind).sum(1) for kind in (1, 2, 3))
     classes = np.full(length.shape, 7)
     classes[digits > 0] = 6
-    classes[char_kinds[:, :, 0] == 1] = 5
+    classes[char_kinds[:, 0] == 1] = 5
     classes[upper == length] = 4
     classes[lower == length] = 3
     classes[2 * digits > length] = 2
@@ -113,50 +201,106 @@ def _casing_classes(kinds: np.ndarray, chars: np.ndarray) -> np.ndarray:
 
 
 def _char_cnn(weights: Mapping[str, np.ndarray], chars: np.ndarray) -> np.ndarray:
-    """chars (B, T, C) -> (B, T, F): convolution over each word's characters, max-pooled."""
-    batch, steps, width = chars.shape
-    flat = chars.reshape(-1, width)  # (N, C)
-    embedded = weights["char_encoder.embedding.weight"][flat]  # (N, C, D)
+    """chars (M, C) -> (M, F): convolution over each word's characters, max-pooled."""
+    width = chars.shape[1]
+    embedded = weights["char_encoder.embedding.weight"][chars]  # (M, C, D)
     kernel_weights = weights["char_encoder.conv.weight"]  # (F, D, k)
     kernel = kernel_weights.shape[2]
     padding = kernel // 2
     padded = np.pad(embedded, ((0, 0), (padding, padding), (0, 0)))
-    features = np.zeros((flat.shape[0], width, kernel_weights.shape[0]), dtype=embedded.dtype)
+    features = np.zeros((len(chars), width, kernel_weights.shape[0]), dtype=np.float32)
     for offset in range(kernel):
         features += padded[:, offset : offset + width] @ kernel_weights[:, :, offset].T
     features += weights["char_encoder.conv.bias"]
-    features[flat == 0] = -np.inf  # padding characters must not win the max
-    pooled = features.max(axis=1)  # (N, F)
+    features[chars == 0] = -np.inf  # padding characters must not win the max
+    pooled = features.max(axis=1)  # (M, F)
     pooled[~np.isfinite(pooled)] = 0.0  # a padding word pools to 0
-    return pooled.reshape(batch, steps, -1)
+    return pooled
 
 
-def _char_lstm(weights: Mapping[str, np.ndarray], chars: np.ndarray) -> np.ndarray:
-    """chars (B, T, C) -> (B, T, 2H): the two final states of a BiLSTM over each word."""
-    batch, steps, width = chars.shape
-    flat = chars.reshape(-1, width)
-    word_lengths = (flat != 0).sum(1)
-    embedded = weights["char_encoder.embedding.weight"][flat]  # (N, C, D)
-    _, finals = lstm(weights, "char_encoder.lstm.", embedded, word_lengths)  # (2, N, H)
-    output = np.concatenate([finals[0], finals[1]], axis=1)
-    output[word_lengths == 0] = 0.0
-    return output.reshape(batch, steps, -1)
+def _char_lstm(
+    weights: Mapping[str, np.ndarray], layers: list[_Layer], chars: np.ndarray
+) -> np.ndarray:
+    """chars (M, C) -> (M, 2H): the two final states of a BiLSTM over each word (0 for none)."""
+    packing = _pack((chars != 0).sum(1))
+    embedded = weights["char_encoder.embedding.weight"][chars[packing.rows, packing.steps]]
+    _, finals = _packed_lstm(layers, embedded, packing)  # (2, n, H), longest word first
+    output = np.zeros((len(chars), 2 * finals.shape[2]), dtype=np.float32)
+    output[packing.order[: finals.shape[1]]] = np.concatenate([finals[0], finals[1]], axis=1)
+    return output
+
+
+class _Encodings:
+    """Character encodings of distinct words, kept across batches: at most ``capacity`` words,
+    forgotten all at once when full (a bound, not a policy: one corpus rarely fills it)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.slots: dict[bytes, int] = {}
+        self.store = np.empty((0, 0), dtype=np.float32)  # (capacity, F) from the first word on
+
+    def encode(self, chars: np.ndarray, encoder: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """chars (N, C) -> (N, F): ``encoder`` (M, C') -> (M, F) runs on the unseen words only."""
+        distinct, inverse = np.unique(chars, axis=0, return_inverse=True)  # (M, C), (N,)
+        inverse = inverse.reshape(-1)
+        keys = _row_keys(distinct)
+        slots = np.array([self.slots.get(key, -1) for key in keys], dtype=np.int64)
+        unseen = np.flatnonzero(slots < 0)
+        if not len(unseen):
+            return self.store[slots[inverse]]
+        rows = distinct[unseen]
+        fresh = encoder(rows[:, : max(int((rows != 0).sum(1).max()), 1)])  # (m, F)
+        encoded = np.empty((len(distinct), fresh.shape[1]), dtype=np.float32)
+        seen = np.flatnonzero(slots >= 0)
+        if len(seen):
+            encoded[seen] = self.store[slots[seen]]
+        encoded[unseen] = fresh
+        self._keep([keys[i] for i in unseen], fresh)
+        return encoded[inverse]
+
+    def _keep(self, keys: list[bytes], encoded: np.ndarray) -> None:
+        """Stores encoded (m, F) under keys, forgetting everything first when they would not fit."""
+        if len(self.slots) + len(keys) > self.capacity:
+            self.slots.clear()
+        if len(keys) > self.capacity:
+            return
+        if self.store.shape[1] != encoded.shape[1]:
+            self.store = np.empty((self.capacity, encoded.shape[1]), dtype=np.float32)
+        first = len(self.slots)
+        self.store[first : first + len(keys)] = encoded
+        self.slots.update(zip(keys, range(first, first + len(keys)), strict=True))
+
+
+def _row_keys(chars: np.ndarray) -> list[bytes]:
+    """One key per row of chars (M, C), the same for a word whatever the padding width C."""
+    data = np.ascontiguousarray(chars).tobytes()
+    stride, size = chars.shape[1] * chars.itemsize, chars.itemsize
+    return [
+        data[row * stride : row * stride + length * size]
+        for row, length in enumerate((chars != 0).sum(1).tolist())
+    ]
 
 
 def _group_means(states: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """Each position's mean over the positions with its group id: (B, T, D)."""
-    width = states.shape[2]
-    flat_ids = groups.reshape(-1)
-    count = int(flat_ids.max()) + 1
+    """states (N, D), groups (N,) ids -> (N, D): each position the mean over the positions with
+    its id. Only real positions are packed, so padding (an id of its own) never counts."""
     # Sorted by id, each group's rows are one run: np.add.reduceat sums the runs (np.add.at,
     # which would do it unsorted, is many times slower).
-    order = np.argsort(flat_ids, kind="stable")
-    sorted_ids = flat_ids[order]
+    order = np.argsort(groups, kind="stable")
+    sorted_ids = groups[order]
     firsts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
-    sums = np.zeros((count, width), dtype=states.dtype)
-    sums[sorted_ids[firsts]] = np.add.reduceat(states.reshape(-1, width)[order], firsts, axis=0)
-    sizes = np.maximum(np.bincount(flat_ids, minlength=count), 1).astype(states.dtype)
-    return (sums / sizes[:, None])[flat_ids].reshape(states.shape)
+    sizes = np.diff(np.r_[firsts, len(groups)])
+    means = np.add.reduceat(states[order], firsts, axis=0) / sizes[:, None].astype(np.float32)
+    result = np.empty_like(states)
+    result[order] = np.repeat(means, sizes, axis=0)
+    return result
+
+
+def _head(weights: Mapping[str, np.ndarray], states: np.ndarray) -> np.ndarray:
+    """states (N, D) -> tag scores (N, K): the optional tanh layer, then the projection."""
+    if "hidden.0.weight" in weights:
+        states = np.tanh(states @ weights["hidden.0.weight"].T + weights["hidden.0.bias"])
+    return states @ weights["projection.weight"].T + weights["projection.bias"]
 
 
 def emissions(
@@ -172,25 +316,17 @@ def emissions(
 
     weights  the state dict as arrays; model  the config's ``model`` section (``char_encoder``,
     ``casing_dim``, ``document_context``); words (B, T) and chars (B, T, C) indices, 0 padding;
-    lengths (B,); groups (B, T) document groups for a model with document context; kinds the
-    :func:`casing_kinds` of the character vocabulary for a model with a casing embedding."""
-    features = [weights["word_embedding.weight"][words]]  # (B, T, Dw)
-    if model["char_encoder"] == "cnn":
-        features.append(_char_cnn(weights, chars))
-    elif model["char_encoder"] == "lstm":
-        features.append(_char_lstm(weights, chars))
-    if model.get("casing_dim"):
-        features.append(weights["casing.embedding.weight"][_casing_classes(kinds, chars)])
-    encoded, _ = lstm(weights, "encoder.lstm.", np.concatenate(features, axis=2), lengths)
-    if model.get("document_context"):
-        encoded = np.concatenate([encoded, _group_means(encoded, groups)], axis=2)
-    if "hidden.0.weight" in weights:
-        encoded = np.tanh(encoded @ weights["hidden.0.weight"].T + weights["hidden.0.bias"])
-    return encoded @ weights["projection.weight"].T + weights["projection.bias"]
+    lengths (B,); groups (B, T) document groups for a model with document context (padding with
+    an id of its own); kinds the :func:`casing_kinds` of the character vocabulary for a model
+    with a casing embedding."""
+    network = Network(weights, model, [])
+    network.kinds = kinds  # given, in place of a character vocabulary's
+    return network.emissions(words, chars, lengths, groups)
 
 
 class Network:
-    """A BiLSTM-CRF's emission network on arrays, built once and run batch after batch.
+    """A BiLSTM-CRF's emission network on arrays, built once and run batch after batch; it
+    keeps the character encodings of the words it has seen.
 
     weights  the state dict as arrays; model  the config's ``model`` section; char_symbols
     the character vocabulary's symbols (for a casing embedding's character kinds)."""
@@ -204,6 +340,13 @@ class Network:
         self.weights = weights
         self.model = model
         self.kinds = casing_kinds(char_symbols) if model.get("casing_dim") else None
+        self.encoder_layers = _layers(weights, "encoder.lstm.")
+        encoders = {
+            "cnn": partial(_char_cnn, weights),
+            "lstm": partial(_char_lstm, weights, _layers(weights, "char_encoder.lstm.")),
+        }
+        self.char_encoder = encoders.get(model["char_encoder"])  # chars (M, C) -> (M, F)
+        self.char_encodings = _Encodings(CACHE_WORDS)
 
     def emissions(
         self,
@@ -213,5 +356,24 @@ class Network:
         groups: np.ndarray | None = None,
     ) -> np.ndarray:
         """Emission scores (B, T, K) for words (B, T), chars (B, T, C), lengths (B,) and, for a
-        model with document context, groups (B, T), as :func:`emissions` takes them."""
-        return emissions(self.weights, self.model, words, chars, lengths, groups, self.kinds)
+        model with document context, groups (B, T), as :func:`emissions` takes them. Only the
+        real positions are computed; past each end, the scores of torch's zero states."""
+        weights = self.weights
+        packing = _pack(lengths)
+        token_chars = chars[packing.rows, packing.steps]  # (N, C)
+        features = [weights["word_embedding.weight"][words[packing.rows, packing.steps]]]
+        if self.char_encoder is not None:
+            features.append(self.char_encodings.encode(token_chars, self.char_encoder))
+        if self.model.get("casing_dim"):
+            classes = _casing_classes(self.kinds, token_chars)
+            features.append(weights["casing.embedding.weight"][classes])
+        states, _ = _packed_lstm(self.encoder_layers, np.concatenate(features, axis=1), packing)
+        if self.model.get("document_context"):
+            means = _group_means(states, groups[packing.rows, packing.steps])
+            states = np.concatenate([states, means], axis=1)  # (N, 4H)
+        scores = _head(weights, states)  # (N, K)
+        padding = _head(weights, np.zeros((1, states.shape[1]), dtype=np.float32))
+        result = np.empty((*words.shape, scores.shape[1]), dtype=np.float32)
+        result[:] = padding
+        result[packing.rows, packing.steps] = scores
+        return result

@@ -78,8 +78,23 @@ def run(args: list[str] | None = None) -> int:
     except (typer.Abort, KeyboardInterrupt):
         print("crftag: interrupted", file=sys.stderr)
         return 130
+    except ModuleNotFoundError as error:
+        if error.name not in MISSING_PACKAGE_HINTS:
+            raise
+        sys.stdout.flush()
+        print(f"crftag: error: {MISSING_PACKAGE_HINTS[error.name]}", file=sys.stderr)
+        return 1
     # click hands back the status of `typer.Exit` (and None for a normal return).
     return status if isinstance(status, int) else 0
+
+
+# A torch-free install (the NumPy runtime alone, docs/runtime.md) has what predict needs on an
+# exported model; a command that needs more says what to install instead of a traceback.
+MISSING_PACKAGE_HINTS = {
+    "torch": "this needs PyTorch, which is not installed: pip install torch (only an exported "
+    "model, crftag export MODEL OUT.npz --format numpy, runs without it, on the CPU)",
+    "seqeval": "scoring needs seqeval, which is not installed: pip install seqeval",
+}
 
 
 def _optional_values(args: list[str]) -> list[str]:

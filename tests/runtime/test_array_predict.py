@@ -175,3 +175,28 @@ def test_an_export_on_cuda_is_a_one_line_error(both_models):
     )
     assert done.returncode != 0
     assert done.stderr.count("\n") == 1 and "crftag: error:" in done.stderr
+
+
+BLOCK_TORCH = (
+    "import sys\nsys.modules['torch'] = None  # as if it were not installed\n"
+    "from crftag import cli\nsys.exit(cli.run(sys.argv[1:]))\n"
+)
+
+
+def test_without_torch_an_export_tags_and_other_commands_say_what_to_install(both_models):
+    _, exported = both_models
+    tagged = subprocess.run(
+        [sys.executable, "-c", BLOCK_TORCH, "predict", "-m", exported, "--probs", "all"],
+        input="John Smith lives in Berlin .\n",
+        capture_output=True,
+        text=True,
+    )
+    assert tagged.returncode == 0 and tagged.stdout.startswith("John\t"), tagged.stderr
+    refused = subprocess.run(
+        [sys.executable, "-c", BLOCK_TORCH, "train", "configs/sample.yaml"],
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("crftag: error: this needs PyTorch, which is not installed")
+    assert refused.stderr.count("\n") == 1

@@ -10,9 +10,9 @@ import pytest
 from crftag.checkpoint import export_arrays, load_model
 from crftag.data.conll import ColumnSpec, read_corpus
 from crftag.errors import CrftagError
+from crftag.inference.array_tagger import ArrayTagger
 from crftag.inference.tagger import Tagger
 from crftag.runtime.archive import read_archive
-from crftag.inference.array_tagger import ArrayTagger
 
 
 def sentences_and_documents():

@@ -234,15 +234,15 @@ class _Encodings:
     """Character encodings of distinct words, kept across batches: at most ``capacity`` words,
     forgotten all at once when full (a bound, not a policy: one corpus rarely fills it)."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, char_count: int) -> None:
         self.capacity = capacity
+        self.index_type = np.min_scalar_type(char_count - 1)  # the narrowest for every index
         self.slots: dict[bytes, int] = {}
         self.store = np.empty((0, 0), dtype=np.float32)  # (capacity, F) from the first word on
 
     def encode(self, chars: np.ndarray, encoder: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         """chars (N, C) -> (N, F): ``encoder`` (M, C') -> (M, F) runs on the unseen words only."""
-        distinct, inverse = np.unique(chars, axis=0, return_inverse=True)  # (M, C), (N,)
-        inverse = inverse.reshape(-1)
+        distinct, inverse = _distinct_rows(chars.astype(self.index_type))  # (M, C), (N,)
         keys = _row_keys(distinct)
         slots = np.array([self.slots.get(key, -1) for key in keys], dtype=np.int64)
         unseen = np.flatnonzero(slots < 0)
@@ -269,6 +269,16 @@ class _Encodings:
         first = len(self.slots)
         self.store[first : first + len(keys)] = encoded
         self.slots.update(zip(keys, range(first, first + len(keys)), strict=True))
+
+
+def _distinct_rows(chars: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows (M, C) of chars (N, C) and each row's place among them (N,)."""
+    # Each row as one opaque value: sorting compares bytes (np.unique(axis=0) compares the
+    # columns one by one, several times slower).
+    rows = np.ascontiguousarray(chars)
+    opaque = rows.view(np.dtype((np.void, rows.itemsize * rows.shape[1]))).ravel()
+    _, firsts, inverse = np.unique(opaque, return_index=True, return_inverse=True)
+    return rows[firsts], inverse.reshape(-1)
 
 
 def _row_keys(chars: np.ndarray) -> list[bytes]:
@@ -346,7 +356,8 @@ class Network:
             "lstm": partial(_char_lstm, weights, _layers(weights, "char_encoder.lstm.")),
         }
         self.char_encoder = encoders.get(model["char_encoder"])  # chars (M, C) -> (M, F)
-        self.char_encodings = _Encodings(CACHE_WORDS)
+        char_count = len(weights.get("char_encoder.embedding.weight", ()))
+        self.char_encodings = _Encodings(CACHE_WORDS, max(char_count, 1))
 
     def emissions(
         self,

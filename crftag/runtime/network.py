@@ -27,13 +27,15 @@ CACHE_WORDS = 1 << 16  # character encodings a Network keeps: ~13 MB for a 50-wi
 class _Packing:
     """Rows (B,) of lengths (B,) packed time-major, longest first: packed position k holds row
     ``rows[k]`` at step ``steps[k]``; step t is positions ``offsets[t]:offsets[t + 1]``, which
-    are the ``counts[t]`` longest rows in ``order`` (B,), so each step's rows are a prefix."""
+    are the ``counts[t]`` longest rows in ``order`` (B,), so each step's rows are a prefix;
+    ``lasts`` (n,) the position of each sorted row's last step (rows of length 0 have none)."""
 
     order: np.ndarray
     rows: np.ndarray
     steps: np.ndarray
     counts: list[int]
     offsets: list[int]
+    lasts: np.ndarray
 
 
 def _pack(lengths: np.ndarray) -> _Packing:
@@ -43,7 +45,9 @@ def _pack(lengths: np.ndarray) -> _Packing:
     steps, ranks = np.nonzero(running)  # row-major: by step, then rank
     counts = running.sum(1)
     offsets = np.concatenate([[0], np.cumsum(counts)])
-    return _Packing(order, order[ranks], steps, counts.tolist(), offsets.tolist())
+    real = np.flatnonzero(lengths[order] > 0)
+    lasts = offsets[lengths[order][real] - 1] + real
+    return _Packing(order, order[ranks], steps, counts.tolist(), offsets.tolist(), lasts)
 
 
 @dataclass(frozen=True)
@@ -52,8 +56,8 @@ class _Layer:
     to i, f, o, g so that one tanh covers all four, and the sigmoid gates' rows are halved
     (exact in floating point) because sigmoid(x) = 0.5 * tanh(x / 2) + 0.5.
 
-    input_weights (D, 8H): forward gates, then backward; bias (8H,): both biases summed;
-    recurrent: forward and backward (H, 4H)."""
+    input_weights (2, D, 4H) and bias (2, 1, 4H) (both biases summed), then recurrent
+    (H, 4H): forward, then backward."""
 
     input_weights: np.ndarray
     bias: np.ndarray
@@ -78,13 +82,8 @@ def _layers(weights: Mapping[str, np.ndarray], prefix: str) -> list[_Layer]:
             biases.append(bias[rows] * scale)
             recurrent.append(np.ascontiguousarray((weights[f"{prefix}weight_hh_{name}"][rows]).T))
             recurrent[-1] *= scale
-        layers.append(
-            _Layer(
-                np.ascontiguousarray(np.concatenate(inputs).T),
-                np.concatenate(biases),
-                (recurrent[0], recurrent[1]),
-            )
-        )
+        input_weights = np.ascontiguousarray(np.stack(inputs).transpose(0, 2, 1))
+        layers.append(_Layer(input_weights, np.stack(biases)[:, None], tuple(recurrent)))
     return layers
 
 
@@ -94,22 +93,28 @@ def _direction(
     recurrent: np.ndarray,
     reverse: bool,
     outputs: np.ndarray,
-) -> np.ndarray:
-    """One LSTM direction over packed positions. projected (N, 4H): inputs times the prepared
-    input weights plus bias; recurrent (H, 4H). Writes the states into outputs (N, H) and returns
-    each sorted row's final state (B, H): at its last step going forward, at step 0 going back."""
+) -> None:
+    """One LSTM direction over packed positions. projected (N, 4H): the inputs times the
+    prepared input weights, plus bias; recurrent (H, 4H). Writes the states into outputs (N, H).
+
+    The previous step's states are read back from outputs: its rows are a prefix of this
+    step's going forward, and this step's a prefix of its going back, where the rows past it
+    start from zero states."""
     hidden_size = recurrent.shape[0]
     batch = packing.counts[0] if packing.counts else 0
-    hidden = np.zeros((batch, hidden_size), dtype=np.float32)
-    cell = np.zeros_like(hidden)
-    squashed = np.empty_like(hidden)
+    cell = np.zeros((batch, hidden_size), dtype=np.float32)
+    squashed = np.empty_like(cell)
     scores = np.empty((batch, 4 * hidden_size), dtype=np.float32)
     sigmoid_end = 3 * hidden_size
+    known, previous = 0, 0  # rows with a previous state, and where they are in outputs
     steps = range(len(packing.counts))
     for step in reversed(steps) if reverse else steps:
         count, start = packing.counts[step], packing.offsets[step]
         gates = scores[:count]  # (n, 4H), gates i f o g
-        np.matmul(hidden[:count], recurrent, out=gates)
+        known = min(known, count)
+        np.matmul(outputs[previous : previous + known], recurrent, out=gates[:known])
+        if known < count:
+            gates[known:] = 0.0
         gates += projected[start : start + count]
         np.tanh(gates, out=gates)
         sigmoids = gates[:, :sigmoid_end]
@@ -121,36 +126,29 @@ def _direction(
         candidate *= gates[:, :hidden_size]
         running_cell += candidate
         np.tanh(running_cell, out=squashed[:count])
-        np.multiply(squashed[:count], gates[:, 2 * hidden_size : sigmoid_end], out=hidden[:count])
-        outputs[start : start + count] = hidden[:count]
-    return hidden
+        hidden = outputs[start : start + count]
+        np.multiply(squashed[:count], gates[:, 2 * hidden_size : sigmoid_end], out=hidden)
+        known, previous = count, start
 
 
 def _packed_lstm(
     layers: list[_Layer], inputs: np.ndarray, packing: _Packing
 ) -> tuple[np.ndarray, np.ndarray]:
     """A bidirectional LSTM over packed inputs (N, D): outputs (N, 2H) and the last layer's final
-    states (2, B, H) in sorted order, forward then backward."""
-    finals = np.zeros((2, 0, 0), dtype=np.float32)
+    states (2, n, H) of the n rows not empty, longest first, forward then backward."""
     for layer in layers:
         hidden_size = layer.recurrent[0].shape[0]
-        projected = inputs @ layer.input_weights  # (N, 8H)
+        projected = np.matmul(inputs, layer.input_weights)  # (2, N, 4H), per direction
         projected += layer.bias
         outputs = np.empty((len(inputs), 2 * hidden_size), dtype=np.float32)
-        finals = np.stack(
-            [
-                _direction(
-                    projected[:, k * 4 * hidden_size : (k + 1) * 4 * hidden_size],
-                    packing,
-                    layer.recurrent[k],
-                    k == 1,
-                    outputs[:, k * hidden_size : (k + 1) * hidden_size],
-                )
-                for k in (0, 1)
-            ]
-        )
+        for k, reverse in ((0, False), (1, True)):
+            states = outputs[:, k * hidden_size : (k + 1) * hidden_size]
+            _direction(projected[k], packing, layer.recurrent[k], reverse, states)
         inputs = outputs
-    return inputs, finals
+    forward, backward = np.split(inputs, 2, axis=1)
+    # Forward, each row's state at its last step; backward, at step 0.
+    first = slice(0, len(packing.lasts))
+    return inputs, np.stack([forward[packing.lasts], backward[first]])
 
 
 def lstm(

@@ -304,11 +304,21 @@ def _group_means(states: np.ndarray, groups: np.ndarray) -> np.ndarray:
     return result
 
 
-def _head(weights: Mapping[str, np.ndarray], states: np.ndarray) -> np.ndarray:
-    """states (N, D) -> tag scores (N, K): the optional tanh layer, then the projection."""
-    if "hidden.0.weight" in weights:
-        states = np.tanh(states @ weights["hidden.0.weight"].T + weights["hidden.0.bias"])
-    return states @ weights["projection.weight"].T + weights["projection.bias"]
+def _head(
+    weights: Mapping[str, np.ndarray], states: np.ndarray, groups: np.ndarray | None
+) -> np.ndarray:
+    """states (N, D) -> tag scores (N, K): the optional tanh layer, then the projection, over
+    the states and, given groups (N,) for document context, their group means beside them."""
+    first = "hidden.0" if "hidden.0.weight" in weights else "projection"
+    weight, width = weights[f"{first}.weight"], states.shape[1]  # (K', D) or (K', 2D)
+    scores = states @ weight[:, :width].T + weights[f"{first}.bias"]  # (N, K')
+    if groups is not None:
+        # The means enter through a linear map, and the mean of the mapped states is the mapped
+        # mean: averaging K' columns instead of D is far cheaper.
+        scores += _group_means(states @ weight[:, width:].T, groups)
+    if first == "hidden.0":
+        scores = np.tanh(scores) @ weights["projection.weight"].T + weights["projection.bias"]
+    return scores
 
 
 def emissions(
@@ -377,11 +387,11 @@ class Network:
             classes = _casing_classes(self.kinds, token_chars)
             features.append(weights["casing.embedding.weight"][classes])
         states, _ = _packed_lstm(self.encoder_layers, np.concatenate(features, axis=1), packing)
-        if self.model.get("document_context"):
-            means = _group_means(states, groups[packing.rows, packing.steps])
-            states = np.concatenate([states, means], axis=1)  # (N, 4H)
-        scores = _head(weights, states)  # (N, K)
-        padding = _head(weights, np.zeros((1, states.shape[1]), dtype=np.float32))
+        context = self.model.get("document_context")
+        scores = _head(weights, states, groups[packing.rows, packing.steps] if context else None)
+        # Past each end torch's states, and the means of the padding's own group, are zeros.
+        zero = np.zeros((1, states.shape[1]), dtype=np.float32)
+        padding = _head(weights, zero, np.zeros(1, dtype=np.int64) if context else None)
         result = np.empty((*words.shape, scores.shape[1]), dtype=np.float32)
         result[:] = padding
         result[packing.rows, packing.steps] = scores

@@ -68,22 +68,16 @@ def _layers(weights: Mapping[str, np.ndarray], prefix: str) -> list[_Layer]:
     """The layers of the ``nn.LSTM`` stored under ``prefix``, first to last."""
     layers = []
     while f"{prefix}weight_ih_l{len(layers)}" in weights:
-        inputs, biases, recurrent = [], [], []
-        for suffix in ("", "_reverse"):
-            name = f"l{len(layers)}{suffix}"
-            hidden_size = weights[f"{prefix}weight_hh_{name}"].shape[1]
-            i, f, g, o = (np.arange(k * hidden_size, (k + 1) * hidden_size) for k in range(4))
-            rows = np.concatenate([i, f, o, g])
-            scale = np.repeat(
-                np.array([0.5, 1.0], dtype=np.float32), [3 * hidden_size, hidden_size]
-            )
-            bias = weights[f"{prefix}bias_ih_{name}"] + weights[f"{prefix}bias_hh_{name}"]
-            inputs.append(weights[f"{prefix}weight_ih_{name}"][rows] * scale[:, None])
-            biases.append(bias[rows] * scale)
-            recurrent.append(np.ascontiguousarray((weights[f"{prefix}weight_hh_{name}"][rows]).T))
-            recurrent[-1] *= scale
-        input_weights = np.ascontiguousarray(np.stack(inputs).transpose(0, 2, 1))
-        layers.append(_Layer(input_weights, np.stack(biases)[:, None], tuple(recurrent)))
+        names = [f"{prefix}%s_l{len(layers)}{suffix}" for suffix in ("", "_reverse")]
+        size = weights[names[0] % "weight_hh"].shape[1]  # H
+        rows = np.r_[: 2 * size, 3 * size : 4 * size, 2 * size : 3 * size]  # i f o g
+        scale = np.where(np.arange(4 * size) < 3 * size, 0.5, 1.0).astype(np.float32)
+        inputs = np.stack([weights[name % "weight_ih"][rows] * scale[:, None] for name in names])
+        recurrent = [(weights[name % "weight_hh"][rows] * scale[:, None]).T for name in names]
+        biases = [(weights[name % "bias_ih"] + weights[name % "bias_hh"])[rows] for name in names]
+        input_weights = np.ascontiguousarray(inputs.transpose(0, 2, 1))  # (2, D, 4H)
+        bias = (np.stack(biases) * scale)[:, None]  # (2, 1, 4H)
+        layers.append(_Layer(input_weights, bias, tuple(map(np.ascontiguousarray, recurrent))))
     return layers
 
 
@@ -198,18 +192,21 @@ def _casing_classes(kinds: np.ndarray, chars: np.ndarray) -> np.ndarray:
     return classes
 
 
-def _char_cnn(weights: Mapping[str, np.ndarray], chars: np.ndarray) -> np.ndarray:
-    """chars (M, C) -> (M, F): convolution over each word's characters, max-pooled."""
-    width = chars.shape[1]
-    embedded = weights["char_encoder.embedding.weight"][chars]  # (M, C, D)
-    kernel_weights = weights["char_encoder.conv.weight"]  # (F, D, k)
-    kernel = kernel_weights.shape[2]
-    padding = kernel // 2
-    padded = np.pad(embedded, ((0, 0), (padding, padding), (0, 0)))
-    features = np.zeros((len(chars), width, kernel_weights.shape[0]), dtype=np.float32)
-    for offset in range(kernel):
-        features += padded[:, offset : offset + width] @ kernel_weights[:, :, offset].T
-    features += weights["char_encoder.conv.bias"]
+def _conv_tables(weights: Mapping[str, np.ndarray]) -> np.ndarray:
+    """(k, V, F): every character's embedding times each kernel offset's weights (F, D, k)."""
+    kernel_weights = weights["char_encoder.conv.weight"].transpose(2, 1, 0)  # (k, D, F)
+    return weights["char_encoder.embedding.weight"] @ kernel_weights
+
+
+def _char_cnn(tables: np.ndarray, bias: np.ndarray, chars: np.ndarray) -> np.ndarray:
+    """chars (M, C) -> (M, F): convolution over each word's characters, max-pooled; tables from
+    :func:`_conv_tables`, so each kernel offset is one gather (index 0, padding, maps to 0)."""
+    kernel, width = len(tables), chars.shape[1]
+    padded = np.pad(chars, ((0, 0), (kernel // 2, kernel // 2)))  # (M, C + k - 1)
+    features = tables[0][padded[:, :width]]  # (M, C, F)
+    for offset in range(1, kernel):
+        features += tables[offset][padded[:, offset : offset + width]]
+    features += bias
     features[chars == 0] = -np.inf  # padding characters must not win the max
     pooled = features.max(axis=1)  # (M, F)
     pooled[~np.isfinite(pooled)] = 0.0  # a padding word pools to 0
@@ -359,11 +356,13 @@ class Network:
         self.model = model
         self.kinds = casing_kinds(char_symbols) if model.get("casing_dim") else None
         self.encoder_layers = _layers(weights, "encoder.lstm.")
-        encoders = {
-            "cnn": partial(_char_cnn, weights),
-            "lstm": partial(_char_lstm, weights, _layers(weights, "char_encoder.lstm.")),
-        }
-        self.char_encoder = encoders.get(model["char_encoder"])  # chars (M, C) -> (M, F)
+        self.char_encoder = None  # chars (M, C) -> (M, F)
+        if model["char_encoder"] == "cnn":
+            bias = weights["char_encoder.conv.bias"]
+            self.char_encoder = partial(_char_cnn, _conv_tables(weights), bias)
+        elif model["char_encoder"] == "lstm":
+            layers = _layers(weights, "char_encoder.lstm.")
+            self.char_encoder = partial(_char_lstm, weights, layers)
         char_count = len(weights.get("char_encoder.embedding.weight", ()))
         self.char_encodings = _Encodings(CACHE_WORDS, max(char_count, 1))
 

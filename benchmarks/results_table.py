@@ -207,10 +207,47 @@ def speed_tables(speed: dict) -> str:
             f"1 MB input {memory['peak_rss_kb_1mb'] / 1024:.0f} MB | "
             f"{memory['ratio']:.2f}x (<= {memory['target_ratio']}) |"
         )
+    lines += exported_runtime_rows(speed.get("exported_runtime"))
     if step and step.get("breakdown_s"):
         parts = ", ".join(f"{name} {value:.2f} s" for name, value in step["breakdown_s"].items())
         lines += ["", f"Training step breakdown: {parts}."]
     return "\n".join(lines) + "\n"
+
+
+def exported_runtime_rows(runtime: dict | None) -> list[str]:
+    """The exported NumPy runtime (``crftag export --format numpy``) against the torch path."""
+    if not runtime:
+        return []
+    start = runtime["start_up"]
+    floor = (
+        f'`python -c pass` {start["python_pass_s"]:.2f} s, `python -c "import torch"` '
+        f"{start['import_torch_s']:.2f} s"
+    )
+    rows = [
+        f"| one sentence through `crftag predict -m en-ner.pt` (torch fp32) | "
+        f"{start['torch_fp32_s']:.2f} s | {floor} | |",
+        f"| one sentence through `crftag predict` (bundled export, fp32) | "
+        f"{start['exported_fp32_s']:.2f} s | {floor} | (<= {start['target_s']} s) |",
+        f"| one sentence, exported int8 | {start['exported_int8_s']:.2f} s | {floor} | "
+        f"(<= {start['target_s']} s) |",
+    ]
+    speed = runtime["throughput_eng_testb"]
+    for name in ("exported_fp32", "exported_int8"):
+        result = speed[name]
+        rows.append(
+            f"| predict `eng.testb`, {name.replace('_', ' ')}, excluding start-up | "
+            f"{result['tokens_per_s']:.0f} tokens/s | torch fp32 "
+            f"{result['torch_fp32_tokens_per_s']:.0f} tokens/s | "
+            f"{result['ratio_to_torch']:.2f}x (>= {speed['target_ratio']}) |"
+        )
+    sizes = runtime["size_bytes"]
+    for name in ("exported_fp32", "exported_int8"):
+        rows.append(
+            f"| model file, {name.replace('_', ' ')} | {sizes[name] / 1e6:.1f} MB | torch "
+            f"checkpoint {sizes['torch_checkpoint'] / 1e6:.1f} MB | "
+            f"{sizes[name] / sizes['torch_checkpoint']:.2f}x |"
+        )
+    return rows
 
 
 def _start_up_rows(start_up: dict | None) -> list[str]:

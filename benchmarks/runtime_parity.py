@@ -23,8 +23,8 @@ import torch  # noqa: E402
 
 from crftag.checkpoint import export_arrays, load_model  # noqa: E402
 from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
-from crftag.inference.tagger import Tagger  # noqa: E402
 from crftag.inference.array_tagger import ArrayTagger  # noqa: E402
+from crftag.inference.tagger import Tagger  # noqa: E402
 
 DATA = os.path.join(ROOT, "..", "shared", "data")
 CASES = [

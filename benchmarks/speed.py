@@ -9,6 +9,8 @@
 4. Start-up: `crftag --help` against a one-command Typer app; tagging one sentence against
    `python -c "import torch"`.
 5. Memory: peak RSS of predict on a large input against a 1 MB one.
+6. The exported NumPy runtime against the torch path: start-up, throughput and size for torch
+   fp32, exported fp32 and exported int8 (benchmarks/runtime_speed.py; bundled en-ner only).
 
 Without --model, the bundled en-ner model is timed; where it is not built, an untrained model of
 configs/conll03.yaml's shape stands in (speed does not depend on the weights).
@@ -33,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
+import runtime_speed  # noqa: E402
 from crf_kernels import SHAPES, bench_shape, paired_seconds, viterbi_kernel  # noqa: E402
 
 from crftag.checkpoint import LoadedModel, build_model, save_model  # noqa: E402
@@ -353,6 +356,9 @@ def main():
         report["start_up"] = start_up(model, directory)
         print("memory ...", file=sys.stderr)
         report["memory"] = memory(model, directory, 5 if args.quick else args.large_mb)
+        if not args.model:
+            print("exported runtime ...", file=sys.stderr)
+            report["exported_runtime"] = runtime_speed.measure()
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     with open(args.json, "w", encoding="utf-8") as handle:
         json.dump(report, handle, indent=2)
@@ -453,6 +459,8 @@ def print_table(report):
             f"{mem['ratio']:.2f}x (target <= 1.2)",
         )
     )
+    if "exported_runtime" in report:
+        rows.extend(runtime_speed.rows(report["exported_runtime"]))
     width = [max(len(row[i]) for row in rows) for i in range(4)]
     for row in rows:
         print("  ".join(cell.ljust(width[i]) for i, cell in enumerate(row)))

@@ -9,7 +9,6 @@ import typer
 
 from crftag.config import ANNOTATION_FORMATS, FILE_FORMATS, INPUT_FORMATS, OUTPUT_FORMATS
 from crftag.data.align import MISALIGNED_POLICIES
-from crftag.inference.loading import resolve_device
 from crftag.registry import BUNDLED_MODELS, DEFAULT_MODEL
 
 __all__ = [
@@ -21,7 +20,6 @@ __all__ = [
     "OnError",
     "OutputFormat",
     "Probabilities",
-    "resolve_device",
 ]
 
 ModelOption = Annotated[

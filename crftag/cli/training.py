@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from crftag.cli.options import DeviceChoice, resolve_device
+from crftag.cli.options import DeviceChoice
 from crftag.errors import CrftagError
 
 __all__ = ["train"]
@@ -40,6 +40,7 @@ def train(
     `crftag train --resume DIR` continues the run where it stopped.
     """
     from crftag.config import load_config
+    from crftag.inference.loading import resolve_device
     from crftag.training.run import train as run_training
 
     if resume is not None:

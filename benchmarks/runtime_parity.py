@@ -5,7 +5,9 @@
 Exports the bundled `en-ner` and `en-pos` with `crftag export --format numpy` (into a temporary
 folder), tags `eng.testb` and the EWT test file with both `Tagger.tag` and `ArrayTagger.tag`
 (batch 64, documents as the files mark them), and prints how many sentences got identical tags
-and each path's tokens/s. Each path is warmed up on 64 sentences first.
+and each path's tokens/s. Each path is warmed up on 64 sentences first. Then both predict every
+sentence with `probs="tag"` and `nbest=3`, and it prints the largest difference between the two
+paths in sequence probability, token probability, span confidence and n-best probability.
 """
 
 from __future__ import annotations
@@ -44,6 +46,29 @@ def timed(tag, sentences, documents) -> tuple[list, float]:
     return tags, time.perf_counter() - start
 
 
+def largest_differences(expected, actual) -> dict[str, float]:
+    """The largest absolute difference of each probability field between two predictions."""
+    largest = {"probability": 0.0, "token_probs": 0.0, "confidence": 0.0, "nbest": 0.0}
+    for left, right in zip(expected, actual, strict=True):
+        assert left.tags == right.tags and len(left.spans) == len(right.spans)
+        pairs = {
+            "probability": [(left.probability, right.probability)],
+            "token_probs": zip(left.token_probs, right.token_probs, strict=True),
+            "confidence": [
+                (a["confidence"], b["confidence"])
+                for a, b in zip(left.spans, right.spans, strict=True)
+            ],
+            "nbest": [
+                (a["probability"], b["probability"])
+                for a, b in zip(left.nbest, right.nbest, strict=True)
+            ],
+        }
+        for field, values in pairs.items():
+            for a, b in values:
+                largest[field] = max(largest[field], abs(a - b))
+    return largest
+
+
 def main() -> None:
     torch.set_num_threads(2)
     with tempfile.TemporaryDirectory() as folder:
@@ -61,6 +86,15 @@ def main() -> None:
                 f"{name} {os.path.basename(path)}: identical tags {same}/{len(sentences)}; "
                 f"torch {tokens / torch_seconds:,.0f} tokens/s, NumPy "
                 f"{tokens / array_seconds:,.0f} tokens/s, ratio {torch_seconds / array_seconds:.2f}"
+            )
+            options = {"probs": "tag", "nbest": 3, "documents": documents}
+            differences = largest_differences(
+                Tagger.load(name).predict(sentences, **options),
+                ArrayTagger.load(exported).predict(sentences, **options),
+            )
+            print(
+                f"{name}: largest difference "
+                + ", ".join(f"{field} {value:.1e}" for field, value in differences.items())
             )
 
 

@@ -108,20 +108,30 @@ class CRF(nn.Module):
         end = self.end_transitions.masked_fill(~self.allowed_end, minus_inf)
         return transitions, start, end
 
+    def _potentials_for(
+        self, emissions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """:meth:`potentials` widened to the emissions' dtype where that is wider, so float64
+        emissions get float64 sums all through (the probability of a long sentence needs them);
+        float32 and narrower emissions get the parameters as they are."""
+        potentials = self.potentials()
+        wider = torch.promote_types(potentials[0].dtype, emissions.dtype)
+        return tuple(p.to(wider) for p in potentials)
+
     # ----------------------------------------------------------------------------------------
     # Public API
 
     def log_partition(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """log Z for each sentence by the forward algorithm. Returns (B,)."""
         self._validate(emissions, mask)
-        return kernels.log_partition(emissions, mask, *self.potentials())
+        return kernels.log_partition(emissions, mask, *self._potentials_for(emissions))
 
     def score(
         self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor
     ) -> torch.Tensor:
         """Unnormalised log score of the given tag sequences. Returns (B,)."""
         self._validate(emissions, mask, tags)
-        transitions, start, end = self.potentials()
+        transitions, start, end = self._potentials_for(emissions)
         tags = tags.masked_fill(~mask, 0)
         maskf = mask.to(emissions.dtype)
         emitted = emissions.gather(2, tags.unsqueeze(2)).squeeze(2)  # (B, T)

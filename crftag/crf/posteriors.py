@@ -34,6 +34,7 @@ __all__ = [
     "logsumexp",
     "marginals_arrays",
     "nbest_arrays",
+    "path_scores_arrays",
 ]
 
 
@@ -228,6 +229,29 @@ def _scaled_betas(scaled, weights, end_weights, running) -> np.ndarray:
         np.matmul(scaled[t + 1, :n] * betas[t + 1, :n], weights_t, out=step)
         step /= step.sum(axis=1, keepdims=True)
     return betas
+
+
+def path_scores_arrays(emissions, lengths, transitions, start, end, paths) -> np.ndarray:
+    """The scores (B, n) of given tag sequences, paths (B, n, T) int64, summed in float64: the
+    exact counterpart of :func:`log_partition_arrays` for a sequence's probability,
+    exp(score - log Z), however long the sentence. Positions past a row's end are ignored."""
+    emissions, lengths, transitions, start, end = _checked(
+        emissions, lengths, transitions, start, end
+    )
+    batch_size, length, _ = emissions.shape
+    paths = np.asarray(paths, dtype=np.int64)
+    count = paths.shape[1]
+    inside = np.arange(length)[None, None, :] < lengths[:, None, None]  # (B, 1, T)
+    rows = np.arange(batch_size)[:, None, None]
+    emitted = emissions[rows, np.arange(length)[None, None, :], paths]  # (B, n, T)
+    total = np.where(inside, emitted, 0.0).sum(2) + start[paths[:, :, 0]]
+    if length > 1:
+        moved = transitions[paths[:, :, :-1], paths[:, :, 1:]]  # (B, n, T - 1)
+        total += np.where(inside[:, :, 1:], moved, 0.0).sum(2)
+    last = np.take_along_axis(
+        paths, np.broadcast_to((lengths - 1)[:, None, None], (batch_size, count, 1)), 2
+    )
+    return total + end[last[:, :, 0]]
 
 
 def nbest_arrays(emissions, lengths, transitions, start, end, n) -> tuple[np.ndarray, np.ndarray]:

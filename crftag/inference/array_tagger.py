@@ -14,7 +14,12 @@ import numpy as np
 
 from crftag.config import Config
 from crftag.crf.arrays import viterbi_arrays
-from crftag.crf.posteriors import log_partition_arrays, marginals_arrays, nbest_arrays
+from crftag.crf.posteriors import (
+    log_partition_arrays,
+    marginals_arrays,
+    nbest_arrays,
+    path_scores_arrays,
+)
 from crftag.data.indices import batch_rows, group_ids, index_arrays
 from crftag.data.vocab import Vocabularies
 from crftag.inference.array_confidence import span_confidences_arrays
@@ -103,7 +108,10 @@ class ArrayTagger(TaggerBase):
     def _score(self, batch: ArrayBatch, probs: str | None, nbest: int) -> BatchScores:
         emissions = self._emissions(batch)
         lengths = batch.lengths
-        paths, scores = viterbi_arrays(emissions, lengths, *self._potentials())
+        paths, _ = viterbi_arrays(emissions, lengths, *self._potentials())
+        # Scores and log Z in float64: a sequence's probability exp(score - log Z) of a long
+        # sentence needs more than float32's 7 digits (and then equals the torch path's).
+        scores = path_scores_arrays(emissions, lengths, *self._potentials(), paths[:, None])[:, 0]
         log_z = log_partition_arrays(emissions, lengths, *self._potentials())
         sizes = lengths.tolist()
         rows = [row[:n] for row, n in zip(paths.tolist(), sizes, strict=True)]
@@ -122,5 +130,8 @@ class ArrayTagger(TaggerBase):
             scored.marginals = [m[:n] for m, n in zip(mapped, sizes, strict=True)]
         if nbest > 1:
             top_paths, top_scores = nbest_arrays(emissions, lengths, *self._potentials(), nbest)
-            scored.nbest = existing_paths(top_paths.tolist(), top_scores.tolist(), sizes)
+            exact = path_scores_arrays(emissions, lengths, *self._potentials(), top_paths)
+            scored.nbest = existing_paths(
+                top_paths.tolist(), top_scores.tolist(), sizes, exact.tolist()
+            )
         return scored

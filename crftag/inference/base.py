@@ -223,18 +223,24 @@ class TaggerBase:
 
 
 def existing_paths(
-    paths: list[list[list[int]]], scores: list[list[float]], lengths: list[int]
+    paths: list[list[list[int]]],
+    scores: list[list[float]],
+    lengths: list[int],
+    exact_scores: list[list[float]],
 ) -> list[list[tuple[list[int], float]]]:
-    """The n-best lists of a batch, paths (B, n, T) and scores (B, n) as lists, as
-    :attr:`BatchScores.nbest` holds them: each path trimmed to its row's length, and the
-    missing ones (score -inf: a row with fewer than n allowed paths) left out."""
+    """The n-best lists of a batch, paths (B, n, T) and the decoder's scores (B, n) as lists, as
+    :attr:`BatchScores.nbest` holds them: each path trimmed to its row's length with its score
+    summed in float64 (``exact_scores``), and the missing ones (decoder score -inf: a row with
+    fewer than n allowed paths) left out."""
     return [
         [
-            (path[:n], score)
-            for path, score in zip(row_paths, row_scores, strict=True)
+            (path[:n], exact)
+            for path, score, exact in zip(row_paths, row_scores, row_exact, strict=True)
             if score != float("-inf")
         ]
-        for row_paths, row_scores, n in zip(paths, scores, lengths, strict=True)
+        for row_paths, row_scores, n, row_exact in zip(
+            paths, scores, lengths, exact_scores, strict=True
+        )
     ]
 
 

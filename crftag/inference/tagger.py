@@ -138,8 +138,12 @@ class Tagger(TaggerBase):
         crf = self.model.crf
         emissions = self.model.emissions(batch)  # (B, T, K)
         mask = batch.mask
-        tags, scores = crf.decode(emissions, mask)
-        log_z = crf.log_partition(emissions, mask)  # (B,)
+        tags, _ = crf.decode(emissions, mask)
+        # Scores and log Z in float64: a sequence's probability exp(score - log Z) of a long
+        # sentence needs more than float32's 7 digits.
+        exact = emissions.double()
+        scores = crf.score(exact, tags, mask)  # (B,)
+        log_z = crf.log_partition(exact, mask)  # (B,)
         lengths = batch.lengths.tolist()
         rows = [row[:n] for row, n in zip(tags.tolist(), lengths, strict=True)]
         confidences = span_confidences(
@@ -156,5 +160,20 @@ class Tagger(TaggerBase):
             scored.marginals = [m[:n] for m, n in zip(marginals, lengths, strict=True)]
         if nbest > 1:
             top_tags, top_scores = crf.decode_nbest(emissions, mask, nbest)
-            scored.nbest = existing_paths(top_tags.tolist(), top_scores.tolist(), lengths)
+            scored.nbest = existing_paths(
+                top_tags.tolist(),
+                top_scores.tolist(),
+                lengths,
+                self._path_scores(exact, top_tags, mask).tolist(),
+            )
         return scored
+
+    def _path_scores(
+        self, emissions: torch.Tensor, paths: torch.Tensor, mask: torch.Tensor
+    ) -> torch.Tensor:
+        """Scores (B, n) of paths (B, n, T) under emissions (B, T, K), in their dtype."""
+        batch_size, count, length = paths.shape
+        repeated = emissions.repeat_interleave(count, dim=0)  # (B * n, T, K)
+        flat_mask = mask.repeat_interleave(count, dim=0)
+        scores = self.model.crf.score(repeated, paths.reshape(-1, length), flat_mask)
+        return scores.view(batch_size, count)

@@ -2,6 +2,9 @@
 bit, the same description. The command line runs a bundled name on the export; the Python API
 (``Tagger.load``) keeps the torch model."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -42,3 +45,12 @@ def test_a_bundled_name_runs_on_its_export_from_the_command_line():
 
 def test_cuda_takes_the_checkpoint_of_a_bundled_name():
     assert exported_model_path("en-ner", "cuda", bundled=True) is None
+
+
+def test_the_package_loads_a_bundled_model_without_torch():
+    code = (
+        "import sys, crftag\ntagger = crftag.load_tagger('en-ner')\n"
+        "print(type(tagger).__name__, 'torch' in sys.modules, tagger.tag([['Berlin']]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split(" ", 2)[:2] == ["ArrayTagger", "False"]

@@ -11,11 +11,13 @@ product per step. The character encoder runs once per distinct word of a batch, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
+
+from crftag.runtime.encodings import WordEncodings
 
 __all__ = ["CASING_CLASSES", "Network", "casing_kinds", "emissions", "lstm"]
 
@@ -64,8 +66,13 @@ class _Layer:
     recurrent: tuple[np.ndarray, np.ndarray]
 
 
-def _layers(weights: Mapping[str, np.ndarray], prefix: str) -> list[_Layer]:
-    """The layers of the ``nn.LSTM`` stored under ``prefix``, first to last."""
+def _layers(
+    weights: Mapping[str, np.ndarray], prefix: str, exact_sums: bool = False
+) -> list[_Layer]:
+    """The layers of the ``nn.LSTM`` stored under ``prefix``, first to last. ``exact_sums``
+    keeps the matrices in float64, so each product is summed in float64 and rounded to float32:
+    a row's result is then the same bits whatever other rows share the product (float32 BLAS
+    sums in an order that depends on the row count)."""
     layers = []
     while f"{prefix}weight_ih_l{len(layers)}" in weights:
         names = [f"{prefix}%s_l{len(layers)}{suffix}" for suffix in ("", "_reverse")]
@@ -77,7 +84,9 @@ def _layers(weights: Mapping[str, np.ndarray], prefix: str) -> list[_Layer]:
         biases = [(weights[name % "bias_ih"] + weights[name % "bias_hh"])[rows] for name in names]
         input_weights = np.ascontiguousarray(inputs.transpose(0, 2, 1))  # (2, D, 4H)
         bias = (np.stack(biases) * scale)[:, None]  # (2, 1, 4H)
-        layers.append(_Layer(input_weights, bias, tuple(map(np.ascontiguousarray, recurrent))))
+        dtype = np.float64 if exact_sums else np.float32
+        recurrent = tuple(np.ascontiguousarray(r, dtype=dtype) for r in recurrent)
+        layers.append(_Layer(input_weights.astype(dtype), bias.astype(dtype), recurrent))
     return layers
 
 
@@ -106,7 +115,10 @@ def _direction(
         count, start = packing.counts[step], packing.offsets[step]
         gates = scores[:count]  # (n, 4H), gates i f o g
         known = min(known, count)
-        np.matmul(outputs[previous : previous + known], recurrent, out=gates[:known])
+        if recurrent.dtype == np.float32:
+            np.matmul(outputs[previous : previous + known], recurrent, out=gates[:known])
+        else:  # float64 sums rounded once: see _layers
+            gates[:known] = outputs[previous : previous + known] @ recurrent
         if known < count:
             gates[known:] = 0.0
         gates += projected[start : start + count]
@@ -134,6 +146,7 @@ def _packed_lstm(
         hidden_size = layer.recurrent[0].shape[0]
         projected = np.matmul(inputs, layer.input_weights)  # (2, N, 4H), per direction
         projected += layer.bias
+        projected = projected.astype(np.float32, copy=False)
         outputs = np.empty((len(inputs), 2 * hidden_size), dtype=np.float32)
         for k, reverse in ((0, False), (1, True)):
             states = outputs[:, k * hidden_size : (k + 1) * hidden_size]
@@ -225,67 +238,6 @@ def _char_lstm(
     return output
 
 
-class _Encodings:
-    """Character encodings of distinct words, kept across batches: at most ``capacity`` words,
-    forgotten all at once when full (a bound, not a policy: one corpus rarely fills it)."""
-
-    def __init__(self, capacity: int, char_count: int) -> None:
-        self.capacity = capacity
-        self.index_type = np.min_scalar_type(char_count - 1)  # the narrowest for every index
-        self.slots: dict[bytes, int] = {}
-        self.store = np.empty((0, 0), dtype=np.float32)  # (capacity, F) from the first word on
-
-    def encode(self, chars: np.ndarray, encoder: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-        """chars (N, C) -> (N, F): ``encoder`` (M, C') -> (M, F) runs on the unseen words only."""
-        distinct, inverse = _distinct_rows(chars.astype(self.index_type))  # (M, C), (N,)
-        keys = _row_keys(distinct)
-        slots = np.array([self.slots.get(key, -1) for key in keys], dtype=np.int64)
-        unseen = np.flatnonzero(slots < 0)
-        if not len(unseen):
-            return self.store[slots[inverse]]
-        rows = distinct[unseen]
-        fresh = encoder(rows[:, : max(int((rows != 0).sum(1).max()), 1)])  # (m, F)
-        encoded = np.empty((len(distinct), fresh.shape[1]), dtype=np.float32)
-        seen = np.flatnonzero(slots >= 0)
-        if len(seen):
-            encoded[seen] = self.store[slots[seen]]
-        encoded[unseen] = fresh
-        self._keep([keys[i] for i in unseen], fresh)
-        return encoded[inverse]
-
-    def _keep(self, keys: list[bytes], encoded: np.ndarray) -> None:
-        """Stores encoded (m, F) under keys, forgetting everything first when they would not fit."""
-        if len(self.slots) + len(keys) > self.capacity:
-            self.slots.clear()
-        if len(keys) > self.capacity:
-            return
-        if self.store.shape[1] != encoded.shape[1]:
-            self.store = np.empty((self.capacity, encoded.shape[1]), dtype=np.float32)
-        first = len(self.slots)
-        self.store[first : first + len(keys)] = encoded
-        self.slots.update(zip(keys, range(first, first + len(keys)), strict=True))
-
-
-def _distinct_rows(chars: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows (M, C) of chars (N, C) and each row's place among them (N,)."""
-    # Each row as one opaque value: sorting compares bytes (np.unique(axis=0) compares the
-    # columns one by one, several times slower).
-    rows = np.ascontiguousarray(chars)
-    opaque = rows.view(np.dtype((np.void, rows.itemsize * rows.shape[1]))).ravel()
-    _, firsts, inverse = np.unique(opaque, return_index=True, return_inverse=True)
-    return rows[firsts], inverse.reshape(-1)
-
-
-def _row_keys(chars: np.ndarray) -> list[bytes]:
-    """One key per row of chars (M, C), the same for a word whatever the padding width C."""
-    data = np.ascontiguousarray(chars).tobytes()
-    stride, size = chars.shape[1] * chars.itemsize, chars.itemsize
-    return [
-        data[row * stride : row * stride + length * size]
-        for row, length in enumerate((chars != 0).sum(1).tolist())
-    ]
-
-
 def _group_means(states: np.ndarray, groups: np.ndarray) -> np.ndarray:
     """states (N, D), groups (N,) ids -> (N, D): each position the mean over the positions with
     its id. Only real positions are packed, so padding (an id of its own) never counts."""
@@ -361,10 +313,13 @@ class Network:
             bias = weights["char_encoder.conv.bias"]
             self.char_encoder = partial(_char_cnn, _conv_tables(weights), bias)
         elif model["char_encoder"] == "lstm":
-            layers = _layers(weights, "char_encoder.lstm.")
+            # Words are encoded once and kept (WordEncodings): an encoding must not depend on
+            # which words shared its batch, or a sentence's scores would depend on the text
+            # tagged before it.
+            layers = _layers(weights, "char_encoder.lstm.", exact_sums=True)
             self.char_encoder = partial(_char_lstm, weights, layers)
         char_count = len(weights.get("char_encoder.embedding.weight", ()))
-        self.char_encodings = _Encodings(CACHE_WORDS, max(char_count, 1))
+        self.char_encodings = WordEncodings(CACHE_WORDS, max(char_count, 1))
 
     def emissions(
         self,

@@ -27,6 +27,7 @@ LAYERS = {
     "checkpoint": 4,
     "inference": 5,
     "evaluate": 6,
+    "serve": 6,  # the HTTP service: imports inference, never training
     "training": 7,
     "cli": 8,
     "__main__": 9,

@@ -21,6 +21,7 @@ from crftag import __version__
 from crftag.cli.files import convert, export
 from crftag.cli.options import Probabilities
 from crftag.cli.scoring import evaluate
+from crftag.cli.serving import serve
 from crftag.cli.tagging import merge, predict
 from crftag.cli.training import train
 from crftag.errors import CrftagError, TrainingInterrupted
@@ -55,6 +56,7 @@ app.command()(predict)
 app.command()(merge)
 app.command()(export)
 app.command()(convert)
+app.command()(serve)
 
 
 def run(args: list[str] | None = None) -> int:

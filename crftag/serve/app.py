@@ -1,0 +1,193 @@
+"""The ASGI application of ``crftag serve``: ``POST /predict``, ``GET /health``, ``GET /models``,
+``GET /metrics``. A raw ASGI callable (no web framework): four routes do not need one.
+
+Every refusal is a 4xx with a JSON body ``{"error": "...", "status": N}`` naming the field; a
+client that goes away mid-request is dropped without disturbing the others. The models are
+loaded before the first connection is accepted (by the command, or at start-up in each worker
+process); ``/health`` answers 200 once they are, and 503 again while the server drains.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable
+
+from crftag.serve.batcher import MicroBatcher
+from crftag.serve.metrics import Metrics
+from crftag.serve.models import ServedModel, load_models
+from crftag.serve.requests import RequestError, parse_request
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "TaggingApp"]
+
+LOG = logging.getLogger("crftag.serve")
+DEFAULT_MAX_BODY_BYTES = 1 << 20
+ROUTES = {"/predict": "POST", "/health": "GET", "/models": "GET", "/metrics": "GET"}
+
+
+class _Disconnected(Exception):
+    """The client closed the connection before its request was read."""
+
+
+class TaggingApp:
+    """Serves the models that ``-m`` named: ``models`` already loaded, or ``specs`` ((name,
+    path) pairs) to load at start-up; the first is the default. ``announce`` is called once
+    they are ready (the command line prints a line)."""
+
+    def __init__(
+        self,
+        specs: list[tuple[str, str]],
+        *,
+        models: list[ServedModel] | None = None,
+        device: str = "auto",
+        max_batch_tokens: int = 4096,
+        max_wait_ms: float = 5.0,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        announce: Callable[[list[ServedModel]], None] | None = None,
+    ) -> None:
+        self.specs = specs
+        self.device = device
+        self.batching = (max_batch_tokens, max_wait_ms)
+        self.max_body_bytes = max_body_bytes
+        self.announce = announce
+        self.metrics = Metrics()
+        self.loaded = models
+        self.models: dict[str, ServedModel] = {}
+        self.batcher: MicroBatcher | None = None
+        self.draining = False
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http":
+            await self._http(scope, receive, send)
+
+    async def _lifespan(self, receive, send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self._start()
+                except Exception as error:  # a model that will not load: the server stops
+                    await send({"type": "lifespan.startup.failed", "message": str(error)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                self.draining = True
+                if self.batcher is not None:
+                    await self.batcher.stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _start(self) -> None:
+        loaded = self.loaded or await asyncio.to_thread(load_models, self.specs, self.device)
+        taggers = {model.name: model.tagger for model in loaded}
+        self.batcher = MicroBatcher(taggers, self.metrics, *self.batching)
+        self.batcher.start()
+        self.models = {model.name: model for model in loaded}
+        if self.announce is not None:
+            self.announce(loaded)
+
+    @property
+    def ready(self) -> bool:
+        return bool(self.models) and not self.draining
+
+    async def _http(self, scope, receive, send) -> None:
+        started = time.perf_counter()
+        path = scope["path"]
+        self.metrics.started()
+        status = 500
+        try:
+            status, body, content_type = await self._route(scope, receive)
+        except _Disconnected:
+            status, body, content_type = 499, b"", ""  # nobody to answer
+        except Exception:  # a bug: a JSON 500, the traceback in the log only
+            LOG.exception("answering %s failed", path)
+            status, body, content_type = _error(500, "internal error: see the server's log")
+        finally:
+            endpoint = path if path in ROUTES else "other"
+            self.metrics.answered(endpoint, status, time.perf_counter() - started)
+        if status != 499:
+            await _respond(send, status, body, content_type, scope["method"], path)
+
+    async def _route(self, scope, receive) -> tuple[int, bytes, str]:
+        path, method = scope["path"], scope["method"]
+        if path not in ROUTES:
+            return _error(404, f"no such endpoint {path!r} (endpoints: {', '.join(ROUTES)})")
+        if method != ROUTES[path] and not (method == "HEAD" and ROUTES[path] == "GET"):
+            return _error(405, f"{path} takes {ROUTES[path]}, not {method}")
+        if path == "/health":
+            if not self.ready:
+                return _json(503, {"status": "draining" if self.draining else "loading"})
+            return _json(200, {"status": "ok", "models": list(self.models)})
+        if path == "/metrics":
+            return 200, self.metrics.render().encode(), "text/plain; version=0.0.4"
+        if not self.models:
+            return _error(503, "the models are still loading; try again shortly")
+        if path == "/models":
+            return _json(200, {"models": [model.description() for model in self.models.values()]})
+        return await self._predict(scope, receive)
+
+    async def _predict(self, scope, receive) -> tuple[int, bytes, str]:
+        try:
+            body = await self._read_body(scope, receive)
+            request = parse_request(body)
+            request.model = request.model or next(iter(self.models))
+            if request.model not in self.models:
+                raise RequestError(
+                    404,
+                    f"model: no model {request.model!r} here (serving: {', '.join(self.models)})",
+                )
+        except RequestError as error:
+            return _error(error.status, error.message)
+        lines = await self.batcher.submit(request)
+        if _wants_json(scope):
+            records = [json.loads(line) for line in lines]
+            return _json(200, {"model": request.model, "predictions": records})
+        return 200, "".join(lines).encode("utf-8"), "application/x-ndjson"
+
+    async def _read_body(self, scope, receive) -> bytes:
+        """The whole body, refused (413) past ``max_body_bytes`` without reading it all."""
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+            raise RequestError(413, f"body: {int(declared)} bytes; at most {self.max_body_bytes}")
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Disconnected
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise RequestError(413, f"body: more than {self.max_body_bytes} bytes")
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                return b"".join(chunks)
+
+
+def _wants_json(scope) -> bool:
+    """Whether the client asked for one JSON document (``Accept: application/json``) rather
+    than the JSON lines ``crftag predict --format jsonl`` writes (the default)."""
+    accept = dict(scope["headers"]).get(b"accept", b"").decode("latin-1")
+    return "application/json" in accept and "ndjson" not in accept
+
+
+def _json(status: int, value) -> tuple[int, bytes, str]:
+    return status, (json.dumps(value, ensure_ascii=False) + "\n").encode(), "application/json"
+
+
+def _error(status: int, message: str) -> tuple[int, bytes, str]:
+    return _json(status, {"error": message, "status": status})
+
+
+async def _respond(send, status: int, body: bytes, content_type: str, method: str, path: str):
+    headers = [
+        (b"content-type", content_type.encode()),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    if status == 405:
+        headers.append((b"allow", ROUTES[path].encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})

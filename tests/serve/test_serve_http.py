@@ -1,0 +1,236 @@
+"""crftag serve over real HTTP on a loopback port: every endpoint, answers equal to crftag
+predict, batched answers equal one-at-a-time ones, a 4xx for each bad request with the server
+answering afterwards, a client that walks away, and SIGTERM draining what is in flight."""
+
+import concurrent.futures
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+pytest.importorskip("uvicorn")
+
+SENTENCES = [
+    "John Smith lives in Berlin .",
+    "Angela Merkel met Emmanuel Macron in Paris on Tuesday .",
+    "",
+    "The European Commission said on Thursday it disagreed with German advice .",
+    "Peter",
+    " ".join(["Rome"] * 40),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Server:
+    def __init__(self, *args: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "crftag", "serve", "--port", str(self.port), *args],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if self.get("/health")[0] == 200:
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise AssertionError(f"the server did not start: {self.stop()}")
+
+    def request(self, path: str, body: bytes | None = None, headers=None):
+        request = urllib.request.Request(self.url + path, data=body, headers=headers or {})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as answer:
+                return answer.status, answer.read().decode(), answer.headers
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode(), error.headers
+
+    def get(self, path: str):
+        return self.request(path)
+
+    def predict(self, value: dict, **headers):
+        return self.request("/predict", json.dumps(value).encode(), headers)
+
+    def stop(self) -> tuple[int, str]:
+        self.process.send_signal(signal.SIGTERM)
+        _, errors = self.process.communicate(timeout=60)
+        return self.process.returncode, errors
+
+
+@pytest.fixture(scope="module")
+def server():
+    running = Server("-m", "en-ner", "-m", "en-pos", "--max-wait-ms", "20")
+    yield running
+    status, errors = running.stop()
+    assert status == 0, errors
+
+
+def predict_cli(lines: list[str], *options: str, model: str = "en-ner") -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "crftag", "predict", "-m", model, "--format", "jsonl", *options],
+        input="".join(line + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def test_each_text_answers_as_crftag_predict_writes_its_line(server):
+    for sentence in SENTENCES:
+        status, body, headers = server.predict({"texts": [sentence]})
+        assert status == 200 and headers["content-type"] == "application/x-ndjson"
+        assert body == predict_cli([sentence])
+
+
+def test_options_tokens_and_the_second_model(server):
+    status, body, _ = server.predict(
+        {"texts": [SENTENCES[1]], "probs": "all", "nbest": 3, "token_offsets": True}
+    )
+    assert status == 200
+    assert body == predict_cli([SENTENCES[1]], "--probs", "all", "--nbest", "3", "--token-offsets")
+    status, body, _ = server.predict({"tokens": [SENTENCES[0].split()], "model": "en-pos"})
+    assert body == predict_cli([SENTENCES[0]], "--input-format", "tokens", model="en-pos")
+    status, body, _ = server.predict({"text": SENTENCES[0]}, Accept="application/json")
+    answer = json.loads(body)
+    assert answer["model"] == "en-ner"
+    assert answer["predictions"] == [json.loads(predict_cli([SENTENCES[0]]))]
+
+
+def test_documents_answer_as_predict_input_format_doc(server, tmp_path):
+    text = "Angela Merkel visited Paris. She met Emmanuel Macron there."
+    status, body, _ = server.predict({"documents": [text]})
+    source = tmp_path / "doc.txt"
+    source.write_text(text)
+    expected = subprocess.run(
+        [sys.executable, "-m", "crftag", "predict", "--input-format", "doc", "--format", "jsonl"],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert status == 200 and body == expected
+
+
+def test_health_models_and_metrics(server):
+    status, body, _ = server.get("/health")
+    assert status == 200 and json.loads(body) == {"status": "ok", "models": ["en-ner", "en-pos"]}
+    models = json.loads(server.get("/models")[1])["models"]
+    assert [m["name"] for m in models] == ["en-ner", "en-pos"]
+    assert models[0]["labels"] == ["LOC", "MISC", "ORG", "PER"] and models[0]["scheme"] == "iob2"
+    assert len(models[0]["sha256"]) == 64 and models[0]["crftag_version"]
+    server.predict({"text": "Berlin"})
+    status, metrics, headers = server.get("/metrics")
+    assert status == 200 and headers["content-type"].startswith("text/plain")
+    assert 'crftag_requests_total{path="/predict",status="200"}' in metrics
+    assert 'crftag_request_duration_seconds_bucket{le="+Inf"}' in metrics
+    tokens = [line for line in metrics.splitlines() if line.startswith("crftag_tokens_tagged")]
+    assert tokens and int(tokens[0].split()[1]) >= 1
+
+
+def same_answer(batched: str, alone: str) -> None:
+    """Equal records: tags, spans and tokens exactly; the floats up to their last bits (which
+    depend on the batch, as between batches of crftag predict)."""
+    for left, right in zip(batched.splitlines(), alone.splitlines(), strict=True):
+        a, b = json.loads(left), json.loads(right)
+        assert (a["tokens"], a["tags"]) == (b["tokens"], b["tags"])
+        assert [(s["start"], s["end"], s["label"]) for s in a["spans"]] == [
+            (s["start"], s["end"], s["label"]) for s in b["spans"]
+        ]
+        assert a["probability"] == pytest.approx(b["probability"], abs=1e-5)
+        for x, y in zip(a["spans"], b["spans"], strict=True):
+            assert x["confidence"] == pytest.approx(y["confidence"], abs=1e-5)
+
+
+def test_200_concurrent_requests_each_get_their_own_answer(server):
+    from crftag.data.conll import ColumnSpec, read_corpus
+
+    sentences = [" ".join(s.tokens) for s in read_corpus("data/ner_sample.dev.conll", ColumnSpec())]
+    requests = [
+        {"texts": sentences[i % len(sentences) : i % len(sentences) + 1 + i % 4]}
+        for i in range(200)
+    ]
+    alone = [server.predict(request)[1] for request in requests]
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        batched = list(pool.map(server.predict, requests))
+    for (status, body, _), expected in zip(batched, alone, strict=True):
+        assert status == 200
+        same_answer(body, expected)
+    assert "crftag_batches_total" in server.get("/metrics")[1]
+
+
+BAD_BODIES = [
+    (b"", 400),
+    (b"{not json", 400),
+    (b'{"texts": 5}', 400),
+    (b'{"text": "a", "nbest": 100000000}', 400),
+    (b'{"text": "a", "model": "nope"}', 404),
+    (b'{"text": "a", "colour": "red"}', 400),
+    (b"\xff", 400),
+]
+
+
+def test_bad_requests_get_a_json_4xx_and_the_server_keeps_answering(server):
+    for body, status in BAD_BODIES:
+        got, answer, headers = server.request("/predict", body)
+        assert got == status, answer
+        assert headers["content-type"] == "application/json"
+        assert set(json.loads(answer)) == {"error", "status"}
+        assert "Traceback" not in answer
+    assert server.get("/nope")[0] == 404
+    assert server.get("/predict")[0] == 405
+    big = json.dumps({"text": "a" * (2 << 20)}).encode()
+    assert server.request("/predict", big)[0] == 413
+    assert server.predict({"text": "Berlin"})[0] == 200
+
+
+def test_a_client_that_walks_away_disturbs_nobody(server):
+    for partial in (b'{"texts": ["Berlin', b""):
+        with socket.create_connection(("127.0.0.1", server.port)) as connection:
+            connection.sendall(
+                b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + partial
+            )
+    with socket.create_connection(("127.0.0.1", server.port)) as connection:  # gone mid-tagging
+        body = json.dumps({"texts": SENTENCES * 50, "nbest": 5}).encode()
+        head = f"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
+        connection.sendall(head.encode() + body)
+    assert server.predict({"text": "Berlin"})[0] == 200
+
+
+def test_sigterm_answers_the_requests_in_flight_and_exits_0():
+    running = Server("--max-wait-ms", "200")
+    body = {"texts": SENTENCES * 100, "probs": "all", "nbest": 5}
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        answers = [pool.submit(running.predict, body) for _ in range(4)]
+        time.sleep(0.1)  # the requests are in, waiting to be batched or being tagged
+        status, errors = running.stop()
+        results = [answer.result() for answer in answers]
+    assert status == 0, errors
+    assert all(result[0] == 200 for result in results)
+    assert all(len(result[1].splitlines()) == len(SENTENCES) * 100 for result in results)
+
+
+def test_a_bad_model_is_a_one_line_error_before_serving():
+    done = subprocess.run(
+        [sys.executable, "-m", "crftag", "serve", "-m", "no-such-model", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ},
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("crftag: error: no-such-model") and done.stderr.count("\n") == 1

@@ -234,3 +234,27 @@ def test_a_bad_model_is_a_one_line_error_before_serving():
     )
     assert done.returncode == 2
     assert done.stderr.startswith("crftag: error: no-such-model") and done.stderr.count("\n") == 1
+
+
+def test_without_uvicorn_serve_says_what_to_install():
+    code = (
+        "import sys\nsys.modules['uvicorn'] = None\nfrom crftag import cli\n"
+        "sys.exit(cli.run(['serve', '--port', '0']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "crftag: error: crftag serve needs uvicorn, which is not installed: "
+        "pip install 'crftag[serve]'\n"
+    )
+
+
+def test_several_worker_processes_serve_one_port():
+    running = Server("--workers", "2")
+    try:
+        answers = [running.predict({"text": SENTENCES[0]}) for _ in range(4)]
+        assert all(status == 200 for status, _, _ in answers)
+        assert answers[0][1] == predict_cli([SENTENCES[0]])
+    finally:
+        status, errors = running.stop()
+    assert status == 0, errors

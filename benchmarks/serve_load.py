@@ -204,7 +204,16 @@ def percentile(ordered: list[float], fraction: float) -> float:
     return ordered[max(rank, 1) - 1]
 
 
-def figures(tally: Tally, seconds: float, cpu_seconds: float) -> dict:
+async def timed_run(port: int, tally: Tally, clients: int, requests: int, first: int, pid: int):
+    """``run_clients`` and what it measured, with the CPU seconds the client and the server
+    spent (the two share the machine's cores)."""
+    client_cpu, server_cpu = time.process_time(), cpu_seconds(pid)
+    seconds = await run_clients(port, tally, clients, requests, first)
+    spent = {"client": time.process_time() - client_cpu, "server": cpu_seconds(pid) - server_cpu}
+    return figures(tally, seconds, spent)
+
+
+def figures(tally: Tally, seconds: float, cpu_spent: dict[str, float]) -> dict:
     ordered = sorted(tally.latencies)
     latency = {
         name: 1000 * percentile(ordered, fraction) if ordered else None
@@ -218,17 +227,17 @@ def figures(tally: Tally, seconds: float, cpu_seconds: float) -> dict:
         "latency_ms": latency,
         "errors": sum(tally.errors.values()),
         "errors_by_kind": dict(tally.errors),
-        "client_cpu_s": cpu_seconds,
+        "cpu_s": cpu_spent,
     }
 
 
-async def measure_level(port: int, workload: Workload, clients: int, requests: int, warmup: int):
+async def measure_level(
+    port: int, workload: Workload, pid: int, clients: int, requests: int, warmup: int
+):
     """One concurrency level: a warm-up, then ``requests`` timed requests."""
     await run_clients(port, Tally(workload), clients, warmup, 0)
-    tally = Tally(workload)
-    cpu = time.process_time()
-    seconds = await run_clients(port, tally, clients, requests, warmup)
-    return {"clients": clients, **figures(tally, seconds, time.process_time() - cpu)}
+    measured = await timed_run(port, Tally(workload), clients, requests, warmup, pid)
+    return {"clients": clients, **measured}
 
 
 def rss_checkpoints(requests: int) -> list[int]:
@@ -249,12 +258,11 @@ async def measure_rss(port: int, workload: Workload, pid: int, requests: int) ->
 
     tally = Tally(workload, sample_at=frozenset(checkpoints), sample=sample)
     at_start = rss_kb(pid)
-    cpu = time.process_time()
-    seconds = await run_clients(port, tally, RSS_CLIENTS, requests, 0)
+    measured = await timed_run(port, tally, RSS_CLIENTS, requests, 0, pid)
     samples = [{"requests": done, "rss_kb": kb} for done, kb in tally.samples]
     return {
         "clients": RSS_CLIENTS,
-        **figures(tally, seconds, time.process_time() - cpu),
+        **measured,
         "rss_before_kb": at_start,
         "samples": samples,
         "ratio": samples[-1]["rss_kb"] / samples[0]["rss_kb"],
@@ -276,6 +284,16 @@ def rss_kb(pid: int) -> int:
     with open(f"/proc/{pid}/status", encoding="ascii") as status:
         own = next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
     return own + sum(rss_kb(child) for child in children(pid))
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process and its descendants so far."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        fields = (
+            stat.read().rsplit(")", 1)[1].split()
+        )  # after the command name, which may hold spaces
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    return own + sum(cpu_seconds(child) for child in children(pid))
 
 
 def children(pid: int) -> list[int]:
@@ -327,6 +345,19 @@ def server_token_counts(port: int, sentences: list[list[str]]) -> list[int]:
         with urllib.request.urlopen(request, timeout=60) as answer:
             counts.extend(len(json.loads(line)["tokens"]) for line in answer.read().splitlines())
     return counts
+
+
+def token_totals(sentences: list[list[str]], counts: list[int]) -> dict:
+    """The file's tokens against the server's. Tokens/s counts the file's tokens on both sides,
+    so that the ratio to predict compares the same sentences; the server's tokenizer splits
+    some of them further (``Bitar 's`` into ``' s``)."""
+    return {
+        "file": sum(len(tokens) for tokens in sentences),
+        "as_the_server_splits": sum(counts),
+        "sentences_split_differently": sum(
+            count != len(tokens) for count, tokens in zip(counts, sentences, strict=True)
+        ),
+    }
 
 
 # ---- the reference ---------------------------------------------------------------------------
@@ -399,7 +430,7 @@ async def load(args, port: int, workload: Workload, pid: int, deadline: float) -
         levels = []
         for clients, requests in parse_levels(args.levels):
             print(f"{clients} clients, {requests} requests ...", file=sys.stderr)
-            levels.append(await measure_level(port, workload, clients, requests, args.warmup))
+            levels.append(await measure_level(port, workload, pid, clients, requests, args.warmup))
             print(f"  {levels[-1]['requests_per_s']:.0f} requests/s", file=sys.stderr)
         print(f"RSS run: {RSS_CLIENTS} clients, {args.rss_requests} requests ...", file=sys.stderr)
         return {"levels": levels, "rss": await measure_rss(port, workload, pid, args.rss_requests)}
@@ -415,10 +446,7 @@ def measure(args, sentences: list[list[str]], directory: str, deadline: float) -
         print(f"starting the server on port {port} ...", file=sys.stderr)
         server = start_server(server_command(args, port), port, log, deadline)
         try:
-            counts = server_token_counts(port, sentences)
-            report["server_tokens_differ_in_sentences"] = sum(
-                count != len(tokens) for count, tokens in zip(counts, sentences, strict=True)
-            )
+            report["tokens"] = token_totals(sentences, server_token_counts(port, sentences))
             workload = build_workload(sentences, port)
             report.update(asyncio.run(load(args, port, workload, server.pid, deadline)))
         finally:
@@ -445,20 +473,29 @@ def git_commit() -> str:
     ).stdout.strip()
 
 
-def print_table(report: dict) -> None:
-    rows = [
-        (
-            f"{level['clients']} clients",
-            f"{level['requests']:,}",
-            f"{level['requests_per_s']:,.0f}",
-            f"{level['tokens_per_s']:,.0f}",
-            *(f"{level['latency_ms'][name]:.1f}" for name in ("p50", "p90", "p99")),
-            str(level["errors"]),
-        )
-        for level in [*report["levels"], {**report["rss"], "clients": "RSS run, 32"}]
+TABLE_HEADERS = ["load", "requests", "requests/s", "tokens/s", "p50 ms", "p90 ms", "p99 ms"]
+TABLE_HEADERS += ["errors", "server cores", "client cores"]
+
+
+def table_row(label: str, measured: dict) -> list[str]:
+    """One line of the table; cores are CPU seconds per second of the run."""
+    latency, cpu, seconds = measured["latency_ms"], measured["cpu_s"], measured["seconds"]
+    return [
+        label,
+        f"{measured['requests']:,}",
+        f"{measured['requests_per_s']:,.0f}",
+        f"{measured['tokens_per_s']:,.0f}",
+        *(f"{latency[name]:.1f}" for name in ("p50", "p90", "p99")),
+        str(measured["errors"]),
+        f"{cpu['server'] / seconds:.2f}",
+        f"{cpu['client'] / seconds:.2f}",
     ]
-    headers = ["load", "requests", "requests/s", "tokens/s", "p50 ms", "p90 ms", "p99 ms", "errors"]
-    print(fixed_width(headers, rows))
+
+
+def print_table(report: dict) -> None:
+    rows = [table_row(f"{level['clients']} concurrent", level) for level in report["levels"]]
+    rows.append(table_row(f"RSS run, {RSS_CLIENTS} concurrent", report["rss"]))
+    print(fixed_width(TABLE_HEADERS, rows))
     rss, reference = report["rss"], report["reference"]
     samples = ", ".join(f"{s['rss_kb'] / 1024:.0f} MB" for s in rss["samples"])
     print(f"\nRSS at {samples}: last/first {rss['ratio']:.2f} (target <= {TARGET_RSS_RATIO})")

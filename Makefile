@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8
+.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve
 
 install: $(STAMP)
 
@@ -110,3 +110,8 @@ clean:
 # in the exported NumPy runtime (about a minute on 2 cores); writes benchmarks/results/int8.json.
 bench-int8: install
 	$(PY) benchmarks/int8.py
+
+# crftag serve's requests/s, tokens/s, latency and RSS under 1-32 loopback clients, against predict (~2 min on 2 cores).
+bench-serve: install
+	$(PY) benchmarks/serve_load.py
+	$(PY) benchmarks/results_table.py

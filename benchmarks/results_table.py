@@ -66,6 +66,10 @@ def render(results: dict[str, dict]) -> str:
     if "convert_roundtrip" in results:
         parts.append(_section("Conversion round trips", "convert_roundtrip", "make bench-convert"))
         parts.append(round_trip_table(results["convert_roundtrip"]))
+    if "serve" in results:
+        parts.append(_section("HTTP server under load", "serve", "make bench-serve"))
+        parts.append(_machine(results["serve"]["machine"]))
+        parts.append(serve_table(results["serve"]))
     return "".join(parts)
 
 
@@ -100,6 +104,45 @@ def round_trip_table(report: dict) -> str:
             f"| {result['file']} | {result['records']} | {'yes' if same else 'NO'} | "
             f"{'yes' if result['jsonl_brat_jsonl_same_spans'] else 'NO'} |"
         )
+    return "\n".join(rows) + "\n"
+
+
+def serve_table(report: dict) -> str:
+    """serve.json: `crftag serve` under closed-loop load, each level and the RSS run, then the
+    figures against their targets."""
+    rss, reference = report["rss"], report["reference"]
+    options = report["options"]
+    rows = [
+        f"Measured {report['date']} at commit {report['commit']}: `crftag serve -m "
+        f"{options['model']}`, eng.testb sentences one per `POST /predict`, each client on one "
+        "keep-alive connection sending its next request when the last is answered.",
+        "",
+        "| clients | requests | requests/s | tokens/s | p50 ms | p90 ms | p99 ms | errors |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for level in [*report["levels"], {**rss, "clients": f"{rss['clients']} (RSS run)"}]:
+        latency = level["latency_ms"]
+        rows.append(
+            f"| {level['clients']} | {level['requests']:,} | {level['requests_per_s']:,.0f} | "
+            f"{level['tokens_per_s']:,.0f} | {latency['p50']:.1f} | {latency['p90']:.1f} | "
+            f"{latency['p99']:.1f} | {level['errors']} |"
+        )
+    first, last = rss["samples"][0], rss["samples"][-1]
+    clients = report["compared_level_clients"]
+    rows += [
+        "",
+        "| what | measured | target |",
+        "|---|---|---|",
+        f"| tokens/s at {clients} clients / `crftag predict` excluding start-up "
+        f"({reference['tokens_per_s']:,.0f} tokens/s, same run) | "
+        f"{report['ratio_to_predict']:.2f}x | >= {report['target_ratio_to_predict']} |",
+        f"| p99 latency at {clients} clients | {report['p99_ms']:.1f} ms | "
+        f"< {report['target_p99_ms']} ms |",
+        f"| RSS after {last['requests']:,} requests / after {first['requests']:,} "
+        f"({last['rss_kb'] / 1024:.0f} / {first['rss_kb'] / 1024:.0f} MB) | "
+        f"{rss['ratio']:.2f}x | <= {rss['target_ratio']} |",
+        f"| exit status after SIGTERM | {report['server_exit_status']} | 0 |",
+    ]
     return "\n".join(rows) + "\n"
 
 

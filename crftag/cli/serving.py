@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
@@ -30,8 +31,12 @@ def serve(
         int, typer.Option(help="Tokens gathered into one batch at most.")
     ] = 4096,
     max_wait_ms: Annotated[
-        float, typer.Option(help="How long a request waits for others to share its batch.")
-    ] = 5.0,
+        float,
+        typer.Option(
+            help="How long a request waits for others when the tagger is idle (0: not at all; "
+            "requests that arrive while it works are batched together anyway)."
+        ),
+    ] = 0.0,
     max_body_bytes: Annotated[int, typer.Option(help="The largest request body.")] = 1 << 20,
     device: Annotated[DeviceChoice, typer.Option(help="Where to run.")] = DeviceChoice.auto,
 ) -> None:
@@ -40,6 +45,11 @@ def serve(
     Binds 127.0.0.1 unless --host says otherwise; SIGTERM or Ctrl-C drains the requests in
     flight and exits 0.
     """
+    if workers > 1:
+        # One process a core: each process's BLAS thread pool would otherwise spin on every
+        # core after each small product, against the other processes (set these to override).
+        for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(variable, "1")
     from crftag.serve.models import model_specs
     from crftag.serve.server import ServeSettings
     from crftag.serve.server import serve as run_server

@@ -43,7 +43,7 @@ class TaggingApp:
         models: list[ServedModel] | None = None,
         device: str = "auto",
         max_batch_tokens: int = 4096,
-        max_wait_ms: float = 5.0,
+        max_wait_ms: float = 0.0,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         announce: Callable[[list[ServedModel]], None] | None = None,
     ) -> None:

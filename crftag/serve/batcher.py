@@ -54,7 +54,7 @@ class MicroBatcher:
         taggers: dict[str, TaggerBase],
         metrics: Metrics,
         max_batch_tokens: int = 4096,
-        max_wait_ms: float = 5.0,
+        max_wait_ms: float = 0.0,
     ) -> None:
         self.taggers = taggers
         self.metrics = metrics

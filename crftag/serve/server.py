@@ -31,7 +31,7 @@ class ServeSettings:
     workers: int = 1
     device: str = "auto"
     max_batch_tokens: int = 4096
-    max_wait_ms: float = 5.0
+    max_wait_ms: float = 0.0
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
 
 

@@ -79,13 +79,14 @@ def server():
     assert status == 0, errors
 
 
-def predict_cli(lines: list[str], *options: str, model: str = "en-ner") -> str:
+def predict_cli(lines: list[str], *options: str, model: str = "en-ner", env=None) -> str:
     done = subprocess.run(
         [sys.executable, "-m", "crftag", "predict", "-m", model, "--format", "jsonl", *options],
         input="".join(line + "\n" for line in lines),
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     )
     return done.stdout
 
@@ -254,7 +255,9 @@ def test_several_worker_processes_serve_one_port():
     try:
         answers = [running.predict({"text": SENTENCES[0]}) for _ in range(4)]
         assert all(status == 200 for status, _, _ in answers)
-        assert answers[0][1] == predict_cli([SENTENCES[0]])
+        # Each worker runs BLAS on one thread, as predict does with these variables set.
+        one_thread = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+        assert answers[0][1] == predict_cli([SENTENCES[0]], env=one_thread)
     finally:
         status, errors = running.stop()
     assert status == 0, errors

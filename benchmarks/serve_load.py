@@ -363,14 +363,19 @@ def token_totals(sentences: list[list[str]], counts: list[int]) -> dict:
 # ---- the reference ---------------------------------------------------------------------------
 
 
-def predict_reference(model: str, sentences: list[list[str]], directory: str, deadline: float):
-    """`crftag predict`'s tokens/s on the same sentences, excluding start-up."""
+def predict_reference(
+    model: str, sentences: list[list[str]], directory: str, deadline: float, output_format: str
+):
+    """`crftag predict --format output_format`'s tokens/s on the same sentences, excluding
+    start-up. jsonl writes the records the server answers with (the fair reference); conll
+    takes predict's tags-only fast path."""
     full = os.path.join(directory, "sentences.tokens")
     with open(full, "w", encoding="utf-8") as handle:
         handle.writelines(" ".join(tokens) + "\n" for tokens in sentences)
     empty = os.path.join(directory, "empty.tokens")
     open(empty, "w").close()
     command = [sys.executable, "-m", "crftag", "predict", "-m", model, "--input-format", "tokens"]
+    command += ["--format", output_format]
     seconds = {}
     for name, path in (("with_input", full), ("empty_input", empty)):
         times = [run_timed([*command, path], deadline) for _ in range(REFERENCE_RUNS)]
@@ -402,6 +407,8 @@ def server_command(args, port: int) -> list[str]:
         command += ["--max-batch-tokens", str(args.max_batch_tokens)]
     if args.max_wait_ms is not None:
         command += ["--max-wait-ms", str(args.max_wait_ms)]
+    if args.workers is not None:
+        command += ["--workers", str(args.workers)]
     return command
 
 
@@ -439,7 +446,12 @@ async def load(args, port: int, workload: Workload, pid: int, deadline: float) -
 def measure(args, sentences: list[list[str]], directory: str, deadline: float) -> dict:
     """The reference, then the server under load; the server is always stopped."""
     print(f"reference: crftag predict, {REFERENCE_RUNS} runs ...", file=sys.stderr)
-    report = {"reference": predict_reference(args.model, sentences, directory, deadline)}
+    report = {
+        "reference": predict_reference(args.model, sentences, directory, deadline, "jsonl"),
+        "reference_tags_only": predict_reference(
+            args.model, sentences, directory, deadline, "conll"
+        ),
+    }
     port = free_port()
     log_path = os.path.join(directory, "server.log")
     with open(log_path, "wb") as log:
@@ -500,7 +512,8 @@ def print_table(report: dict) -> None:
     samples = ", ".join(f"{s['rss_kb'] / 1024:.0f} MB" for s in rss["samples"])
     print(f"\nRSS at {samples}: last/first {rss['ratio']:.2f} (target <= {TARGET_RSS_RATIO})")
     print(
-        f"crftag predict {reference['tokens_per_s']:,.0f} tokens/s; server at "
+        f"crftag predict --format jsonl {reference['tokens_per_s']:,.0f} tokens/s (tags only: "
+        f"{report['reference_tags_only']['tokens_per_s']:,.0f}); server at "
         f"{report['compared_level_clients']} clients {report['ratio_to_predict']:.2f}x of it "
         f"(target >= {TARGET_RATIO_TO_PREDICT}); p99 {report['p99_ms']:.1f} ms "
         f"(target < {TARGET_P99_MS}); server exit status {report['server_exit_status']}"
@@ -512,6 +525,9 @@ def main() -> int:
     parser.add_argument("-m", "--model", default="en-ner", help="the model to serve")
     parser.add_argument("--max-batch-tokens", type=int, help="passed to crftag serve")
     parser.add_argument("--max-wait-ms", type=float, help="passed to crftag serve")
+    parser.add_argument(
+        "--workers", type=int, default=2, help="passed to crftag serve (one per core here)"
+    )
     parser.add_argument("--levels", nargs="+", default=DEFAULT_LEVELS, metavar="CLIENTS:REQUESTS")
     parser.add_argument("--warmup", type=int, default=500, help="untimed requests per level")
     parser.add_argument("--rss-requests", type=int, default=100_000)
@@ -527,7 +543,10 @@ def main() -> int:
         "commit": git_commit(),
         "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()},
         "options": {
-            **{key: getattr(args, key) for key in ("model", "max_batch_tokens", "max_wait_ms")},
+            **{
+                key: getattr(args, key)
+                for key in ("model", "max_batch_tokens", "max_wait_ms", "workers")
+            },
             **{key: getattr(args, key) for key in ("levels", "warmup", "rss_requests")},
             "timeout_s": args.timeout,
             "client_loop": event_loop_policy(),

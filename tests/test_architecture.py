@@ -28,6 +28,8 @@ LAYERS = {
     "inference": 5,
     "evaluate": 6,
     "serve": 6,  # the HTTP service: imports inference, never training
+    "analysis": 6,  # error analysis of a tagger on labelled data, beside evaluate
+    "plots": 2,  # pictures from plain values (matplotlib, optional); imports errors only
     "training": 7,
     "cli": 8,
     "__main__": 9,

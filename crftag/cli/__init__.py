@@ -22,6 +22,7 @@ from crftag.cli.files import convert, export
 from crftag.cli.options import Probabilities
 from crftag.cli.scoring import evaluate
 from crftag.cli.serving import serve
+from crftag.cli.streams import OUTPUT_ERRNOS, prepare_streams, silence_stdout
 from crftag.cli.tagging import merge, predict
 from crftag.cli.training import train
 from crftag.errors import CrftagError, TrainingInterrupted
@@ -63,6 +64,7 @@ def run(args: list[str] | None = None) -> int:
     """Run the CLI and return its exit status, turning user mistakes into one-line errors."""
     command = typer.main.get_command(app)
     args = _optional_values(list(sys.argv[1:] if args is None else args))
+    prepare_streams()
     try:
         status = command.main(args=args, prog_name="crftag", standalone_mode=False)
     except TrainingInterrupted as interruption:
@@ -80,6 +82,12 @@ def run(args: list[str] | None = None) -> int:
     except (typer.Abort, KeyboardInterrupt):
         print("crftag: interrupted", file=sys.stderr)
         return 130
+    except OSError as error:
+        if error.errno not in OUTPUT_ERRNOS:
+            raise
+        silence_stdout()
+        print(f"crftag: error: writing the output: {error.strerror}", file=sys.stderr)
+        return 1
     except ModuleNotFoundError as error:
         if error.name not in MISSING_PACKAGE_HINTS:
             raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Annotated
 
@@ -19,7 +20,13 @@ from crftag.cli.options import (
 )
 from crftag.errors import CrftagError
 
-__all__ = ["merge", "predict"]
+__all__ = ["MAX_BATCH_SIZE", "MAX_JOBS", "MAX_NBEST", "MAX_SHARDS", "merge", "predict"]
+
+# Upper bounds that keep a typo from asking for terabytes or a million processes.
+MAX_BATCH_SIZE = 100_000
+MAX_NBEST = 100
+MAX_JOBS = 256
+MAX_SHARDS = 100_000
 
 
 def predict(
@@ -35,7 +42,9 @@ def predict(
         OutputFormat | None,
         typer.Option("--format", help="Output format [default: conll]."),
     ] = None,
-    batch_size: Annotated[int, typer.Option(min=1, help="Sentences per batch.")] = 64,
+    batch_size: Annotated[
+        int, typer.Option(min=1, max=MAX_BATCH_SIZE, help="Sentences per batch.")
+    ] = 64,
     device: Annotated[DeviceChoice, typer.Option(help="Where to run.")] = DeviceChoice.auto,
     probs: Annotated[
         Probabilities | None,
@@ -45,7 +54,7 @@ def predict(
         ),
     ] = None,
     nbest: Annotated[
-        int, typer.Option(min=1, help="jsonl: also list the K best tag sequences.")
+        int, typer.Option(min=1, max=MAX_NBEST, help="jsonl: also list the K best tag sequences.")
     ] = 1,
     min_confidence: Annotated[
         float,
@@ -74,12 +83,18 @@ def predict(
         ),
     ] = None,
     jobs: Annotated[
-        int, typer.Option(min=1, help="Tag with this many processes on this machine.")
+        int,
+        typer.Option(min=1, max=MAX_JOBS, help="Tag with this many processes on this machine."),
     ] = 1,
 ) -> None:
     """Tag sentences from files or stdin; one record per input sentence, in order, on stdout."""
     from crftag.inference.streaming import PredictOptions, tag_files
 
+    inputs = files or ["-"]
+    if inputs.count("-") > 1:
+        raise CrftagError(
+            f"- (standard input) is named {inputs.count('-')} times: it can be read only once"
+        )
     shard_of = _parse_shard(shard) if shard else (0, 1)
     if jobs > 1 and shard is not None:
         raise CrftagError("--jobs and --shard do not combine; run one or the other")
@@ -99,9 +114,9 @@ def predict(
         if jobs > 1:
             from crftag.inference.parallel import predict_in_processes
 
-            predict_in_processes(jobs, files or ["-"], options, sys.stdout)
+            predict_in_processes(jobs, inputs, options, sys.stdout)
         else:
-            tag_files(options, files or ["-"], sys.stdout, shard=shard_of)
+            tag_files(options, inputs, sys.stdout, shard=shard_of)
     except BrokenPipeError:
         # The reader went away (`crftag predict | head`): stop quietly, and point stdout at
         # /dev/null so Python's flush at exit does not complain a second time.
@@ -110,10 +125,15 @@ def predict(
 
 
 def _parse_shard(text: str) -> tuple[int, int]:
-    index, slash, count = text.partition("/")
-    if not (slash and index.isdigit() and count.isdigit() and int(index) < int(count)):
-        raise CrftagError(f"--shard {text}: expected I/N with 0 <= I < N, e.g. --shard 0/4")
-    return int(index), int(count)
+    """I/N in ASCII digits (str.isdigit also takes other scripts' digits and superscripts), with
+    N at most MAX_SHARDS."""
+    match = re.fullmatch(r"([0-9]{1,9})/([0-9]{1,9})", text)
+    if not match or not int(match[1]) < int(match[2]) <= MAX_SHARDS:
+        raise CrftagError(
+            f"--shard {text}: expected I/N with 0 <= I < N <= {MAX_SHARDS} in ASCII digits, "
+            "e.g. --shard 0/4"
+        )
+    return int(match[1]), int(match[2])
 
 
 def merge(
@@ -124,7 +144,10 @@ def merge(
         OutputFormat, typer.Option("--format", help="The format the shards were written in.")
     ] = OutputFormat.conll,
     batch_size: Annotated[
-        int, typer.Option(min=1, help="The --batch-size the shards were tagged with.")
+        int,
+        typer.Option(
+            min=1, max=MAX_BATCH_SIZE, help="The --batch-size the shards were tagged with."
+        ),
     ] = 64,
 ) -> None:
     """Merge the outputs of `crftag predict --shard I/N` back into input order."""

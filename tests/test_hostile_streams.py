@@ -1,0 +1,111 @@
+"""Hostile streams and numbers on the command line: a closed stdin or stdout, a full disk, an
+ASCII-only output encoding, stdin named twice, and numeric options past their bounds or in
+other scripts' digits. Each is a one-line error with its exit status (or, for the encoding,
+UTF-8 output), never a traceback, and nothing on stdout is altered."""
+
+import subprocess
+import sys
+
+import pytest
+
+CRFTAG = [sys.executable, "-m", "crftag"]
+
+
+def run(args, *, stdin="Berlin is nice .\n", **options):
+    return subprocess.run([*CRFTAG, *args], input=stdin, capture_output=True, text=True, **options)
+
+
+def assert_one_line_error(done, status, text):
+    assert done.returncode == status, done.stderr
+    assert done.stderr.startswith("crftag: error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert text in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_closed_stdin_is_a_one_line_error():
+    done = subprocess.run(
+        [*CRFTAG, "predict"], stdin=subprocess.DEVNULL, capture_output=True, text=True
+    )
+    assert done.returncode == 0 and done.stdout == ""  # an empty stdin: zero records
+    shell = subprocess.run(
+        f"{sys.executable} -m crftag predict <&-", shell=True, capture_output=True, text=True
+    )
+    assert_one_line_error(shell, 2, "standard input is closed")
+
+
+def test_a_closed_stdout_is_a_one_line_error():
+    done = subprocess.run(
+        f"echo Berlin | {sys.executable} -m crftag predict >&-",
+        shell=True,
+        capture_output=True,
+        text=True,
+    )
+    assert_one_line_error(done, 2, "standard output is closed")
+
+
+def test_a_full_disk_is_a_one_line_error():
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [*CRFTAG, "predict"], input="Berlin\n", stdout=full, stderr=subprocess.PIPE, text=True
+        )
+    assert_one_line_error(done, 1, "writing the output: No space left on device")
+
+
+def test_an_ascii_output_encoding_still_writes_utf8():
+    done = subprocess.run(
+        [*CRFTAG, "predict"],
+        input="Zürich is nice .\n".encode(),
+        capture_output=True,
+        env={"PYTHONIOENCODING": "ascii", "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode("utf-8").startswith("Zürich\t")
+
+
+def test_stdin_named_twice_is_refused_before_any_work():
+    for jobs in ("1", "2"):
+        done = run(["predict", "--jobs", jobs, "-", "-"])
+        assert_one_line_error(done, 2, "- (standard input) is named 2 times")
+        assert done.stdout == ""
+
+
+def test_parallel_jobs_with_stdin_give_the_records_of_one_process(tmp_path):
+    lines = "".join(f"Sentence number {i} in Berlin .\n" for i in range(300))
+    other = tmp_path / "b.txt"
+    other.write_text("Paris is far .\n" * 70)
+    for inputs in (["-"], [str(other), "-"], ["-", str(other)]):
+        single = run(["predict", *inputs], stdin=lines)
+        jobs = run(["predict", "--jobs", "2", *inputs], stdin=lines)
+        assert single.returncode == jobs.returncode == 0
+        expected = 300 + (70 if str(other) in inputs else 0)
+        assert jobs.stdout == single.stdout and single.stdout.count("\n\n") == expected
+
+
+@pytest.mark.parametrize(
+    ("option", "text"),
+    [
+        (["--nbest", str(10**7)], "--nbest"),
+        (["--jobs", "100000"], "--jobs"),
+        (["--batch-size", str(10**30)], "--batch-size"),
+        (["--shard", "0/99999999999999999999"], "--shard"),
+        (["--shard", "١/3"], "--shard"),
+        (["--shard", "²/3"], "--shard"),
+        (["--shard", "3/3"], "--shard"),
+    ],
+)
+def test_numeric_options_are_bounded_and_ascii(option, text):
+    assert_one_line_error(run(["predict", *option]), 2, text)
+
+
+def test_merge_batch_size_is_bounded(tmp_path):
+    shard = tmp_path / "s"
+    shard.write_text("")
+    assert_one_line_error(
+        run(["merge", "--batch-size", str(10**30), str(shard)]), 2, "--batch-size"
+    )
+
+
+def test_empty_input_gives_zero_records():
+    for output in ("conll", "jsonl"):
+        done = run(["predict", "--format", output], stdin="")
+        assert done.returncode == 0 and done.stdout == ""

@@ -141,14 +141,19 @@ def merge(
         list[str], typer.Argument(help="Outputs of predict --shard 0/N ... N-1/N, in that order.")
     ],
     output_format: Annotated[
-        OutputFormat, typer.Option("--format", help="The format the shards were written in.")
-    ] = OutputFormat.conll,
-    batch_size: Annotated[
-        int,
+        OutputFormat | None,
         typer.Option(
-            min=1, max=MAX_BATCH_SIZE, help="The --batch-size the shards were tagged with."
+            "--format", help="The format the shards were written in (checked; their headers say)."
         ),
-    ] = 64,
+    ] = None,
+    batch_size: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=MAX_BATCH_SIZE,
+            help="The --batch-size the shards were tagged with (checked; their headers say).",
+        ),
+    ] = None,
 ) -> None:
     """Merge the outputs of `crftag predict --shard I/N` back into input order."""
     from crftag.inference.shards import merge_shards
@@ -156,4 +161,4 @@ def merge(
     for path in files:
         if not os.path.isfile(path):
             raise CrftagError(f"{path}: no such file")
-    merge_shards(files, output_format.value, sys.stdout, batch_size)
+    merge_shards(files, output_format.value if output_format else None, sys.stdout, batch_size)

@@ -27,6 +27,7 @@ from crftag.errors import CrftagError
 from crftag.inference.documents import predict_documents
 from crftag.inference.loading import load_tagger
 from crftag.inference.records import Prediction, json_line
+from crftag.inference.shards import ShardWriter
 
 if TYPE_CHECKING:
     from crftag.inference.base import TaggerBase
@@ -208,6 +209,10 @@ def predict_files(
             "input together, in batches of varying size that `crftag merge` cannot interleave; "
             "tag the file in one process"
         )
+    writer = None
+    if count_of_shards > 1:
+        writer = ShardWriter(output, index, count_of_shards, batch_size, output_format)
+        records = writer.hash_input(records)
     batches = _batches(records, batch_size, whole_documents=whole_documents)
     if count_of_shards > 1:
         batches = itertools.islice(batches, index, None, count_of_shards)
@@ -234,14 +239,18 @@ def predict_files(
                     token_lists, tagger.tag(token_lists, batch_size, documents), strict=True
                 )
             ]
-        output.write(
-            "".join(
-                format_record(record, prediction, output_format, column_input)
-                for record, prediction in zip(batch, predictions, strict=True)
-            )
-        )
+        formatted = [
+            format_record(record, prediction, output_format, column_input)
+            for record, prediction in zip(batch, predictions, strict=True)
+        ]
+        if writer is not None:
+            writer.write(formatted)
+        else:
+            output.write("".join(formatted))
         output.flush()
         count += sum(not record.markup for record in batch)
+    if writer is not None:
+        writer.finish()
     return count
 
 

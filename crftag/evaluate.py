@@ -9,6 +9,8 @@ accuracy is reported for every task and is the figure for part-of-speech tagging
 from __future__ import annotations
 
 import json
+import math
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -122,21 +124,31 @@ def score(
 def _entity_scores(gold: list[list[str]], predicted: list[list[str]]) -> dict:
     from seqeval.metrics import classification_report
 
-    report = classification_report(gold, predicted, output_dict=True, zero_division=0)
+    with warnings.catch_warnings():  # the macro average of no types: NaN, reported as n/a
+        warnings.simplefilter("ignore", RuntimeWarning)
+        report = classification_report(gold, predicted, output_dict=True, zero_division=0)
     entities = {}
     for label, values in report.items():
         key = {"micro avg": "micro", "macro avg": "macro", "weighted avg": "weighted"}.get(
             label, label
         )
         entities[key] = {
-            "precision": float(values["precision"]),
-            "recall": float(values["recall"]),
-            "f1": float(values["f1-score"]),
+            "precision": _defined(values["precision"]),
+            "recall": _defined(values["recall"]),
+            "f1": _defined(values["f1-score"]),
             "support": int(values["support"]),
         }
     return entities
 
 
+def _defined(value) -> float | None:
+    """A score as a float, or None where it is undefined (seqeval's macro average over no
+    entity types is NaN): JSON has no NaN, and a table says why instead."""
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+UNDEFINED_NOTE = "n/a: undefined, as there are no entity types in the gold or predicted tags"
 ENTITY_HEADERS = ["type", "precision", "recall", "f1", "support"]
 BIN_HEADERS = ["confidence", "spans", "mean conf", "precision"]
 THRESHOLD_HEADERS = ["min confidence", "spans", "precision", "recall"]
@@ -149,6 +161,8 @@ def format_scores(name: str, scores: dict) -> str:
     entities = scores.get("entities")
     if entities:
         lines.append(fixed_width(ENTITY_HEADERS, _entity_rows(entities), (12, 10, 10, 10, 10)))
+        if any(value is None for row in entities.values() for value in row.values()):
+            lines.append(UNDEFINED_NOTE)
     return "\n".join(lines)
 
 
@@ -190,15 +204,20 @@ def _entity_rows(entities: dict) -> list[list[str]]:
         rows.append(
             [
                 {"micro": "overall", "macro": "macro avg"}.get(label, label),
-                *(f"{100 * values[key]:.2f}" for key in ("precision", "recall", "f1")),
+                *(_percent(values[key]) for key in ("precision", "recall", "f1")),
                 str(values["support"]),
             ]
         )
     return rows
 
 
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.2f}"
+
+
 def to_json(scores: dict) -> str:
-    return json.dumps(scores, sort_keys=True)
+    """Strict JSON: an undefined score is null, never NaN."""
+    return json.dumps(scores, sort_keys=True, allow_nan=False)
 
 
 THRESHOLDS = (0.0, 0.5, 0.7, 0.9, 0.95)

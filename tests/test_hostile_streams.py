@@ -109,3 +109,17 @@ def test_empty_input_gives_zero_records():
     for output in ("conll", "jsonl"):
         done = run(["predict", "--format", output], stdin="")
         assert done.returncode == 0 and done.stdout == ""
+
+
+def test_eval_json_writes_null_for_an_undefined_score_and_reads_stdin(tmp_path):
+    import json
+
+    only_o = tmp_path / "o.conll"
+    only_o.write_text("a O\nb O\n")
+    for args, stdin in (([str(only_o)], ""), (["-"], "a O\n")):
+        done = run(["eval", *args, "--json"], stdin=stdin)
+        assert done.returncode == 0 and done.stderr == ""
+        scores = json.loads(done.stdout, parse_constant=lambda name: pytest.fail(name))
+        assert scores["entities"]["macro"]["f1"] is None
+    table = run(["eval", str(only_o)])
+    assert "n/a" in table.stdout and "undefined" in table.stdout and "nan" not in table.stdout

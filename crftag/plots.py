@@ -1,0 +1,188 @@
+"""Pictures from plain values: learning curves of training runs and the reliability diagram of
+span confidence, written as PNG files with matplotlib (the optional extra ``crftag[plot]``).
+
+matplotlib is imported when a picture is drawn, never on import, and drawn through its Agg
+canvas on a :class:`~matplotlib.figure.Figure` of its own, so no display is needed and pyplot's
+global state (and a notebook's backend) is left alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from crftag.errors import CrftagError
+
+__all__ = ["learning_curves", "read_history", "reliability_diagram"]
+
+MISSING_MATPLOTLIB = "drawing needs matplotlib, which is not installed: pip install 'crftag[plot]'"
+HISTORY_FIELDS = ("epoch", "loss", "dev_score", "best", "learning_rate", "seconds")
+
+
+def reliability_diagram(result: dict, path: str) -> None:
+    """Draw :func:`crftag.evaluate.calibration`'s ``result`` to the PNG file ``path``.
+
+    One bar per confidence bin, as high as the precision of the spans in it, with the bin's span
+    count written above; the mean confidence of each bin as a dot and the diagonal that a
+    calibrated tagger's bars would reach; the expected calibration error in the title.
+    """
+    figure = _figure(width=6.4, height=5.2)
+    axes = figure.add_subplot()
+    filled = [row for row in result["bins"] if row["spans"]]
+    axes.plot(
+        [0, 1], [0, 1], color="0.45", linestyle="--", linewidth=1, label="calibrated", zorder=3
+    )
+    axes.bar(
+        [row["lower"] for row in filled],
+        [row["precision"] for row in filled],
+        width=[row["upper"] - row["lower"] for row in filled],
+        align="edge",
+        color="tab:blue",
+        alpha=0.75,
+        edgecolor="white",
+        label="precision of the bin's spans",
+    )
+    axes.plot(
+        [row["mean_confidence"] for row in filled],
+        [row["mean_confidence"] for row in filled],
+        "o",
+        color="tab:orange",
+        markersize=4,
+        label="mean confidence of the bin",
+        zorder=4,
+    )
+    for row in filled:
+        axes.annotate(
+            f"{row['spans']:,}",
+            ((row["lower"] + row["upper"]) / 2, row["precision"]),
+            xytext=(0, 3),
+            textcoords="offset points",
+            ha="center",
+            fontsize=8,
+        )
+    axes.set_xlim(0, 1)
+    axes.set_ylim(0, 1.08)
+    axes.set_xlabel("span confidence")
+    axes.set_ylabel("precision")
+    axes.set_title(
+        f"Span confidence reliability: {result['spans']:,} spans, "
+        f"ECE {100 * result['ece']:.2f}%\n(numbers: spans per bin)",
+        fontsize=10,
+    )
+    axes.legend(loc="upper left", fontsize=8)
+    axes.grid(alpha=0.3)
+    _save(figure, path)
+
+
+def learning_curves(runs: list[tuple[str, list[dict]]], path: str) -> None:
+    """Draw the dev score and the training loss per epoch of each run to the PNG file ``path``.
+
+    runs: (name, history) per run, a history being ``metrics.json``'s list of epochs. One line
+    per run in each panel, a star on the run's best epoch; a run without dev scores has no line
+    in the dev panel.
+    """
+    if not runs:
+        raise ValueError("expected at least one run, got none")
+    figure = _figure(width=11, height=4.3)
+    dev_axes, loss_axes = figure.subplots(1, 2)
+    colors = [f"C{index % 10}" for index in range(len(runs))]
+    for (name, history), color in zip(runs, colors, strict=True):
+        epochs = [row["epoch"] for row in history]
+        scored = [row for row in history if row["dev_score"] is not None]
+        if scored:
+            dev_axes.plot(
+                [row["epoch"] for row in scored],
+                [100 * row["dev_score"] for row in scored],
+                marker="o",
+                markersize=3,
+                color=color,
+                label=name,
+            )
+            best = _best_epoch(history)
+            if best is not None:
+                dev_axes.plot(
+                    best["epoch"], 100 * best["dev_score"], "*", color=color, markersize=14
+                )
+        loss_axes.plot(
+            epochs,
+            [row["loss"] for row in history],
+            marker="o",
+            markersize=3,
+            color=color,
+            label=name,
+        )
+    if not dev_axes.lines:
+        dev_axes.text(0.5, 0.5, "no dev scores", ha="center", va="center")
+    dev_axes.set_title("dev score per epoch (star: best epoch)", fontsize=10)
+    dev_axes.set_ylabel("dev score (%)")
+    loss_axes.set_title("training loss per epoch", fontsize=10)
+    loss_axes.set_ylabel("loss (mean NLL per sentence)")
+    for axes in (dev_axes, loss_axes):
+        axes.set_xlabel("epoch")
+        axes.grid(alpha=0.3)
+        axes.xaxis.get_major_locator().set_params(integer=True)
+        if axes.lines and axes.get_legend_handles_labels()[0]:
+            axes.legend(fontsize=8)
+    _save(figure, path)
+
+
+def read_history(path: str) -> tuple[str, list[dict]]:
+    """A run's name and per-epoch history from its directory or its ``metrics.json``.
+
+    The name is the run directory's base name. A missing or unreadable file, or a
+    ``metrics.json`` without a history (written before histories were kept), is a
+    :class:`CrftagError` naming it.
+    """
+    file = path if os.path.basename(path) == "metrics.json" else os.path.join(path, "metrics.json")
+    name = os.path.basename(os.path.dirname(os.path.abspath(file))) or file
+    try:
+        with open(file, encoding="utf-8") as handle:
+            metrics = json.load(handle)
+    except FileNotFoundError:
+        raise CrftagError(
+            f"{file}: no such file; expected a run directory or its metrics.json"
+        ) from None
+    except OSError as error:
+        raise CrftagError(f"{file}: cannot read it: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise CrftagError(f"{file}: not UTF-8 text; expected a run's metrics.json") from None
+    except json.JSONDecodeError as error:
+        raise CrftagError(f"{file}:{error.lineno}: not JSON: {error.msg}") from None
+    history = metrics.get("history") if isinstance(metrics, dict) else None
+    if not isinstance(history, list) or not history:
+        raise CrftagError(
+            f"{file}: no per-epoch history (a run trained before crftag kept one); "
+            "train it again to plot it"
+        )
+    for number, row in enumerate(history, 1):
+        missing = [
+            field for field in HISTORY_FIELDS if not isinstance(row, dict) or field not in row
+        ]
+        if missing:
+            raise CrftagError(f"{file}: history entry {number} lacks {', '.join(missing)}")
+    return name, history
+
+
+def _best_epoch(history: list[dict]) -> dict | None:
+    """The last epoch the tracker called best (the saved model), if it had a dev score."""
+    best = [row for row in history if row["best"] and row["dev_score"] is not None]
+    return best[-1] if best else None
+
+
+def _figure(*, width: float, height: float):
+    """A matplotlib Figure (inches) drawn on the Agg canvas, or a CrftagError without matplotlib."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise CrftagError(MISSING_MATPLOTLIB) from None
+    figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _save(figure, path: str) -> None:
+    try:
+        figure.savefig(path, format="png", dpi=120)
+    except OSError as error:
+        raise CrftagError(f"{path}: cannot write it: {error.strerror or error}") from None

@@ -7,6 +7,7 @@ evaluation of the dev sentences, and differ only in where the best model goes.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -146,8 +147,9 @@ def _save_state(run: Run, output_dir: str) -> None:
 
 
 def _finish(run: Run, output_dir: str) -> dict:
-    """The run's metrics, with the best model's test score, written to ``metrics.json``; the
-    resume file goes, as nothing is left to resume."""
+    """The run's metrics, with the best model's test score and the per-epoch ``history``
+    (:class:`EpochResult` fields, for ``crftag plot``), written to ``metrics.json``; the resume
+    file goes, as nothing is left to resume."""
     history = [EpochResult(**result) for result in run.state.history]
     best = [r for r in history if r.best]
     metrics: dict = {
@@ -160,6 +162,7 @@ def _finish(run: Run, output_dir: str) -> dict:
         ),
         "device": str(run.device),
         "processes": run.group.world_size,
+        "history": [dataclasses.asdict(result) for result in history],
     }
     if not run.group.main:
         return metrics

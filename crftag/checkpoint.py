@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from crftag import __version__
+from crftag.checkpoint_schema import check_payload, check_sizes, check_weights
 from crftag.config import Config
 from crftag.data.schemes import allowed_transitions
 from crftag.data.vocab import Vocabularies
@@ -177,6 +178,8 @@ def read_checkpoint(path: str) -> dict:
         OSError,
         KeyError,
         IndexError,
+        MemoryError,
+        RecursionError,
     ) as error:
         # A pickle that names a Python callable (os.system, ...) is what code execution needs.
         if "Weights only load failed" in str(error) and "global" in str(error).lower():
@@ -209,9 +212,15 @@ def load_model(path: str, device: torch.device | str = "cpu") -> LoadedModel:
 
 
 def loaded_from_payload(state: dict, source: str) -> LoadedModel:
-    """The model that :func:`model_payload` described, rebuilt on the CPU."""
+    """The model that :func:`model_payload` described, rebuilt on the CPU once the payload has
+    been checked against what it describes (:mod:`crftag.checkpoint_schema`)."""
+    check_payload(state, source)
     config = Config.from_dict(state["config"], source=source)
+    check_sizes(config.model, source)
     vocabularies = Vocabularies.from_state(state["vocabularies"])
+    with torch.device("meta"):  # the described network's shapes, nothing allocated
+        skeleton = build_model(config, vocabularies, "none")  # constraints change no shape
+    check_weights(state["state_dict"], skeleton.state_dict(), source)
     model = build_model(config, vocabularies, state["train_scheme"])
     model.load_state_dict(state["state_dict"])  # float16 weights are widened as they are copied
     return LoadedModel(

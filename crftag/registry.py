@@ -50,4 +50,6 @@ def resolve_model_path(path: str) -> str:
         return candidate
     if not os.path.exists(path):
         raise CrftagError(f"{path}: no such model file or directory")
+    if not os.path.isfile(path):  # a FIFO or a device would hang or never end
+        raise CrftagError(f"{path}: not a regular file (a FIFO or device cannot be a model)")
     return path

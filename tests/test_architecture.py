@@ -25,6 +25,7 @@ LAYERS = {
     "config_reference": 3,
     "nn": 3,
     "checkpoint": 4,
+    "checkpoint_schema": 4,  # what a checkpoint must hold, checked before building
     "inference": 5,
     "evaluate": 6,
     "serve": 6,  # the HTTP service: imports inference, never training

@@ -1,0 +1,172 @@
+"""What a checkpoint must hold, checked before anything is built from it: the keys and their
+types, values of bounded size and depth, tag schemes that fit the tags, sizes a machine can
+allocate, and weights whose names, shapes and dtypes are those of the network the file
+describes, all finite. A file that loads safely but is wrong in any of these ways is a one-line
+``MODEL: ...`` error, never a traceback, a hang or a terabyte allocation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import torch
+
+from crftag.config import SPAN_SCHEMES, TRAIN_SCHEMES
+from crftag.errors import CrftagError
+
+__all__ = ["MAX_PARAMETERS", "check_payload", "check_sizes", "check_weights"]
+
+REQUIRED = {
+    "format": str,
+    "format_version": int,
+    "config": dict,
+    "vocabularies": dict,
+    "data_scheme": str,
+    "train_scheme": str,
+    "state_dict": dict,
+}
+MAX_DEPTH = 16  # of nested lists and dicts in any plain value
+MAX_ITEMS = 2_000_000  # list items, dict entries and characters, in all
+MAX_SIZE = 4096  # any one width of the network (embedding, hidden, character sizes)
+MAX_LAYERS = 16
+MAX_BUCKETS = 1 << 24
+MAX_PARAMETERS = 1 << 30  # about 4 GB in float32: far beyond any model crftag trains
+SIZE_KEYS = ("word_dim", "char_dim", "char_size", "char_kernel", "casing_dim", "hidden_size")
+
+
+def _fail(source: str, message: str) -> CrftagError:
+    return CrftagError(f"{source}: {message}")
+
+
+def _check_plain(value, source: str, where: str) -> None:
+    """``value`` is plain data (dict, list, str, number, bool, None) of bounded depth and size:
+    walked without recursion, so a deep or huge value is refused before anything prints it."""
+    stack, budget = [(value, where, 0)], MAX_ITEMS
+    while stack:
+        item, path, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _fail(source, f"{path}: nested more than {MAX_DEPTH} deep")
+        if isinstance(item, dict):
+            budget -= len(item)
+            for key, inner in item.items():
+                if not isinstance(key, str):
+                    raise _fail(source, f"{path}: a key of type {type(key).__name__}")
+                stack.append((inner, f"{path}.{key[:40]}", depth + 1))
+        elif isinstance(item, list | tuple):
+            budget -= len(item)
+            stack.extend((inner, f"{path}[]", depth + 1) for inner in item)
+        elif isinstance(item, str):
+            budget -= len(item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise _fail(source, f"{path}: {item} is not a finite number")
+        elif item is not None and not isinstance(item, bool | int | float):
+            raise _fail(source, f"{path}: a value of type {type(item).__name__}")
+        if budget < 0:
+            raise _fail(source, f"{where}: larger than {MAX_ITEMS:,} items in all")
+
+
+def _check_vocabulary(state, source: str, name: str) -> list[str]:
+    if not isinstance(state, dict) or not isinstance(state.get("symbols"), list):
+        raise _fail(source, f"vocabularies.{name}: expected a mapping with a symbols list")
+    symbols = state["symbols"]
+    if not all(isinstance(symbol, str) for symbol in symbols):
+        raise _fail(source, f"vocabularies.{name}: every symbol must be a string")
+    if len(set(symbols)) != len(symbols):
+        raise _fail(source, f"vocabularies.{name}: a symbol appears twice")
+    if not isinstance(state.get("has_unknown"), bool):
+        raise _fail(source, f"vocabularies.{name}.has_unknown: expected true or false")
+    return symbols
+
+
+def _check_schemes(state: dict, tags: list[str], source: str) -> None:
+    data, train = state["data_scheme"], state["train_scheme"]
+    if data not in (*SPAN_SCHEMES, "none"):
+        raise _fail(source, f"data_scheme {data!r}: expected one of {SPAN_SCHEMES} or none")
+    if train not in (*TRAIN_SCHEMES, "none"):
+        raise _fail(source, f"train_scheme {train!r}: expected one of {TRAIN_SCHEMES} or none")
+    if (data == "none") != (train == "none"):
+        raise _fail(source, f"data_scheme {data} with train_scheme {train}: both or neither none")
+    if train != "none":
+        prefixes = {"iob2": "BI", "bioes": "BIES"}[train]
+        for tag in tags:
+            if tag != "O" and not (len(tag) > 2 and tag[0] in prefixes and tag[1] == "-"):
+                raise _fail(source, f"tag {tag[:40]!r} is not a {train} span tag")
+
+
+def check_payload(state: dict, source: str) -> None:
+    """The checkpoint's keys, their types and plain values, and its tag schemes."""
+    for key, kind in REQUIRED.items():
+        value = state.get(key)
+        if key not in state:
+            raise _fail(source, f"no {key!r} in the checkpoint")
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise _fail(source, f"{key}: expected {kind.__name__}, got {type(value).__name__}")
+    if state["format_version"] < 1:
+        raise _fail(source, f"format_version {state['format_version']}: expected 1 or more")
+    if not isinstance(state.get("metrics", {}), dict):
+        raise _fail(source, "metrics: expected a mapping")
+    for key in ("config", "vocabularies", "metrics", "crftag_version"):
+        _check_plain(state.get(key), source, key)
+    vocabularies = state["vocabularies"]
+    symbols = {
+        name: _check_vocabulary(vocabularies.get(name), source, name)
+        for name in ("words", "chars", "tags")
+    }
+    for flag in ("lowercase", "normalize_digits"):
+        if not isinstance(vocabularies.get(flag, False), bool):
+            raise _fail(source, f"vocabularies.{flag}: expected true or false")
+    buckets = vocabularies.get("feature_buckets", 0)
+    if not isinstance(buckets, int) or isinstance(buckets, bool) or not 0 <= buckets <= MAX_BUCKETS:
+        raise _fail(source, f"vocabularies.feature_buckets: expected 0 to {MAX_BUCKETS}")
+    if not symbols["tags"]:
+        raise _fail(source, "vocabularies.tags: no tags")
+    _check_schemes(state, symbols["tags"], source)
+
+
+def check_sizes(model, source: str) -> None:
+    """The config's network sizes are ones a machine can build (``model``: its model section)."""
+    for key in SIZE_KEYS:
+        value = getattr(model, key, 0) or 0
+        if not 0 <= value <= MAX_SIZE:
+            raise _fail(source, f"model.{key} {value}: expected 0 to {MAX_SIZE}")
+    if not 1 <= model.num_layers <= MAX_LAYERS:
+        raise _fail(source, f"model.num_layers {model.num_layers}: expected 1 to {MAX_LAYERS}")
+    if not (math.isfinite(model.dropout) and 0.0 <= model.dropout < 1.0):
+        raise _fail(source, f"model.dropout {model.dropout}: expected 0 <= dropout < 1")
+    if not 0 <= model.feature_buckets <= MAX_BUCKETS:
+        raise _fail(source, f"model.feature_buckets: expected 0 to {MAX_BUCKETS}")
+
+
+def check_weights(weights: Mapping, expected: Mapping[str, torch.Tensor], source: str) -> None:
+    """``weights`` are the described network's (``expected``: its state dict, on the meta
+    device): the same names, shapes and kinds of dtype, every float finite."""
+    total = sum(tensor.numel() for tensor in expected.values())
+    if total > MAX_PARAMETERS:
+        raise _fail(
+            source, f"the config describes {total:,} parameters; at most {MAX_PARAMETERS:,}"
+        )
+    missing = sorted(set(expected) - set(weights))
+    extra = sorted(str(name) for name in set(weights) - set(expected))
+    if missing or extra:
+        parts = [f"missing {', '.join(missing[:5])}"] if missing else []
+        parts += [f"unexpected {', '.join(name[:60] for name in extra[:5])}"] if extra else []
+        raise _fail(source, f"state_dict: {'; '.join(parts)}")
+    for name, reference in expected.items():
+        tensor = weights[name]
+        if not isinstance(tensor, torch.Tensor):
+            raise _fail(source, f"state_dict.{name}: expected a tensor")
+        if tuple(tensor.shape) != tuple(reference.shape):
+            raise _fail(
+                source,
+                f"state_dict.{name}: shape {tuple(tensor.shape)}, the config and vocabularies "
+                f"make it {tuple(reference.shape)}",
+            )
+        if reference.is_floating_point() != tensor.is_floating_point() or (
+            reference.dtype == torch.bool and tensor.dtype != torch.bool
+        ):
+            raise _fail(
+                source, f"state_dict.{name}: dtype {tensor.dtype}, expected {reference.dtype}"
+            )
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise _fail(source, f"state_dict.{name}: holds NaN or infinite values")

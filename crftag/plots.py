@@ -9,14 +9,23 @@ global state (and a notebook's backend) is left alone.
 from __future__ import annotations
 
 import json
+import math
 import os
 
 from crftag.errors import CrftagError
 
-__all__ = ["learning_curves", "read_history", "reliability_diagram"]
+__all__ = [
+    "learning_curves",
+    "read_history",
+    "reliability_diagram",
+    "run_names",
+    "text_curves",
+]
 
 MISSING_MATPLOTLIB = "drawing needs matplotlib, which is not installed: pip install 'crftag[plot]'"
 HISTORY_FIELDS = ("epoch", "loss", "dev_score", "best", "learning_rate", "seconds")
+TEXT_MARKS = "*+ox%@&$"  # one per run in a text plot, then again from the start
+OVERLAP_MARK = "#"  # two runs' points in one place of a text plot
 
 
 def reliability_diagram(result: dict, path: str) -> None:
@@ -115,8 +124,11 @@ def learning_curves(runs: list[tuple[str, list[dict]]], path: str) -> None:
         dev_axes.text(0.5, 0.5, "no dev scores", ha="center", va="center")
     dev_axes.set_title("dev score per epoch (star: best epoch)", fontsize=10)
     dev_axes.set_ylabel("dev score (%)")
-    loss_axes.set_title("training loss per epoch", fontsize=10)
     loss_axes.set_ylabel("loss (mean NLL per sentence)")
+    if all(row["loss"] > 0 for _, history in runs for row in history):
+        loss_axes.set_yscale("log")  # the loss falls by orders of magnitude in a few epochs
+        loss_axes.set_ylabel("loss (mean NLL per sentence, log scale)")
+    loss_axes.set_title("training loss per epoch", fontsize=10)
     for axes in (dev_axes, loss_axes):
         axes.set_xlabel("epoch")
         axes.grid(alpha=0.3)
@@ -126,15 +138,13 @@ def learning_curves(runs: list[tuple[str, list[dict]]], path: str) -> None:
     _save(figure, path)
 
 
-def read_history(path: str) -> tuple[str, list[dict]]:
-    """A run's name and per-epoch history from its directory or its ``metrics.json``.
+def read_history(path: str) -> list[dict]:
+    """A run's per-epoch history from its directory or its ``metrics.json``.
 
-    The name is the run directory's base name. A missing or unreadable file, or a
-    ``metrics.json`` without a history (written before histories were kept), is a
-    :class:`CrftagError` naming it.
+    A missing or unreadable file, or a ``metrics.json`` without a history (written before
+    histories were kept), is a :class:`CrftagError` naming it.
     """
     file = path if os.path.basename(path) == "metrics.json" else os.path.join(path, "metrics.json")
-    name = os.path.basename(os.path.dirname(os.path.abspath(file))) or file
     try:
         with open(file, encoding="utf-8") as handle:
             metrics = json.load(handle)
@@ -160,7 +170,78 @@ def read_history(path: str) -> tuple[str, list[dict]]:
         ]
         if missing:
             raise CrftagError(f"{file}: history entry {number} lacks {', '.join(missing)}")
-    return name, history
+    return history
+
+
+def run_names(paths: list[str]) -> list[str]:
+    """A legend name per run path: the run directory's base name, or the path as given where two
+    runs share a base name."""
+    directories = [
+        os.path.dirname(path) if os.path.basename(path) == "metrics.json" else path
+        for path in paths
+    ]
+    names = [os.path.basename(os.path.abspath(directory)) for directory in directories]
+    return [
+        name if names.count(name) == 1 else (directory or ".")
+        for name, directory in zip(names, directories, strict=True)
+    ]
+
+
+def text_curves(runs: list[tuple[str, list[dict]]], *, height: int = 10) -> str:
+    """:func:`learning_curves` as text for a terminal: the dev score and the training loss per
+    epoch, one mark per run (``TEXT_MARKS``), and each run's best epoch. The loss is on a log
+    scale when every loss is positive, as in the picture."""
+    log_loss = all(row["loss"] > 0 for _, history in runs for row in history)
+    panels = []
+    for title, value, log in (
+        (
+            "dev score (%)",
+            lambda row: None if row["dev_score"] is None else 100 * row["dev_score"],
+            False,
+        ),
+        ("training loss" + (" (log scale)" if log_loss else ""), lambda row: row["loss"], log_loss),
+    ):
+        series = [[(row["epoch"], value(row)) for row in history] for _, history in runs]
+        panels.append(_text_panel(title, series, height, log=log))
+    legend = []
+    for index, (name, history) in enumerate(runs):
+        best = _best_epoch(history)
+        found = f"best dev {100 * best['dev_score']:.2f} at epoch {best['epoch']}" if best else ""
+        legend.append(f"  {TEXT_MARKS[index % len(TEXT_MARKS)]} {name}  {found}".rstrip())
+    if len(runs) > 1:
+        legend.append(f"  {OVERLAP_MARK} two or more runs")
+    return "\n\n".join(panels) + "\n\n" + "\n".join(legend)
+
+
+def _text_panel(
+    title: str, series: list[list[tuple[int, float | None]]], height: int, *, log: bool
+) -> str:
+    """One text chart: a row per value step (highest on top), a column run per epoch; with
+    ``log``, the steps are equal ratios."""
+    points = [(epoch, value) for run in series for epoch, value in run if value is not None]
+    if not points:
+        return f"{title}: none recorded"
+    low, high = min(value for _, value in points), max(value for _, value in points)
+    scale = math.log10 if log else float
+    span = scale(high) - scale(low) or 1.0
+    last_epoch = max(epoch for epoch, _ in points)
+    step = max(1, min(4, 60 // last_epoch))
+    grid = [[" "] * ((last_epoch - 1) * step + 1) for _ in range(height)]
+    for index, run in enumerate(series):
+        for epoch, value in run:
+            if value is not None:
+                row = height - 1 - round((scale(value) - scale(low)) / span * (height - 1))
+                mark, cell = TEXT_MARKS[index % len(TEXT_MARKS)], grid[row][(epoch - 1) * step]
+                grid[row][(epoch - 1) * step] = mark if cell in (" ", mark) else OVERLAP_MARK
+    lines = [title]
+    for row, cells in enumerate(grid):
+        label = f"{high:9.3g}" if row == 0 else f"{low:9.3g}" if row == height - 1 else ""
+        lines.append(f"{label:>9} |{''.join(cells).rstrip()}")
+    width = len(grid[0])
+    lines.append(" " * 10 + "+" + "-" * width)
+    axis = "1".ljust(width - len(str(last_epoch))) + str(last_epoch) if last_epoch > 1 else "1"
+    lines.append(" " * 11 + axis + "  epoch")
+    return "\n".join(lines)
 
 
 def _best_epoch(history: list[dict]) -> dict | None:

@@ -20,6 +20,7 @@ except ImportError:  # older Typer runs on click itself
 from crftag import __version__
 from crftag.cli.files import convert, export
 from crftag.cli.options import Probabilities
+from crftag.cli.plotting import plot
 from crftag.cli.scoring import evaluate
 from crftag.cli.serving import serve
 from crftag.cli.streams import OUTPUT_ERRNOS, prepare_streams, silence_stdout
@@ -58,6 +59,7 @@ app.command()(merge)
 app.command()(export)
 app.command()(convert)
 app.command()(serve)
+app.command()(plot)
 
 
 def run(args: list[str] | None = None) -> int:

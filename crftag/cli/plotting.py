@@ -1,0 +1,39 @@
+"""``crftag plot``: the learning curves of training runs, as a PNG file or text."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from crftag.errors import CrftagError
+
+__all__ = ["plot"]
+
+
+def plot(
+    runs: Annotated[
+        list[str],
+        typer.Argument(
+            help="Run directories (or their metrics.json), one line each.", show_default=False
+        ),
+    ],
+    output: Annotated[
+        str | None,
+        typer.Option("-o", "--output", help="PNG file to write (needs matplotlib: crftag[plot])."),
+    ] = None,
+    text: Annotated[
+        bool, typer.Option("--text", help="Print the curves as text on the terminal (stdout).")
+    ] = False,
+) -> None:
+    """Draw the dev score and the training loss per epoch of one or several runs."""
+    from crftag.plots import learning_curves, read_history, run_names, text_curves
+
+    if output is None and not text:
+        raise CrftagError("nowhere to draw: give -o FILE.png, or --text for the terminal")
+    named = list(zip(run_names(runs), [read_history(run) for run in runs], strict=True))
+    if text:
+        typer.echo(text_curves(named))
+    if output is not None:
+        learning_curves(named, output)
+        typer.echo(f"wrote {output} ({len(named)} run{'s' if len(named) > 1 else ''})", err=True)

@@ -12,6 +12,7 @@ import json
 import math
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from crftag.data.conll import Sentence, document_keys
@@ -22,13 +23,16 @@ if TYPE_CHECKING:
     from crftag.inference.tagger import Tagger
 
 __all__ = [
+    "Tagged",
     "calibration",
     "format_calibration",
     "format_scores",
     "headline",
     "score",
     "score_sentences",
+    "score_tagged",
     "score_tables",
+    "tag_sentences",
     "to_json",
     "unseen_labels",
 ]
@@ -43,21 +47,51 @@ def score_sentences(
 ) -> dict:
     """Tag labelled ``sentences`` (one file's, read with their tags) with ``tagger`` and score
     the tags against theirs: :func:`score`'s dict, plus ``calibration`` (:func:`calibration`)
-    when asked and the tags are spans. Sentences of one document are tagged together (their
-    keys are :func:`~crftag.data.conll.document_keys`) for models with document context."""
-    gold = [sentence.tags for sentence in sentences]
-    documents = document_keys(sentences)
+    when asked and the tags are spans."""
     calibrated = with_calibration and tagger.tags_are_spans
-    if calibrated:
-        predictions = tagger.predict(
-            [list(s.tokens) for s in sentences], batch_size=batch_size, documents=documents
-        )
-        predicted = [prediction.tags for prediction in predictions]
-    else:
-        predicted = tagger.tag([s.tokens for s in sentences], batch_size, documents)
-    scores = score(gold, predicted, tags_are_spans=tagger.tags_are_spans)
-    if calibrated:
-        scores["calibration"] = calibration(gold, [p.spans for p in predictions])
+    tagged = tag_sentences(tagger, sentences, batch_size=batch_size, with_spans=calibrated)
+    return score_tagged(
+        sentences, tagged, tags_are_spans=tagger.tags_are_spans, with_calibration=calibrated
+    )
+
+
+@dataclass(frozen=True)
+class Tagged:
+    """What a tagger said about labelled sentences: ``tags`` per sentence and, when asked,
+    ``spans`` per sentence with their confidence (as :meth:`Tagger.predict` gives them)."""
+
+    tags: list[list[str]]
+    spans: list[list[dict]] | None = None
+
+
+def tag_sentences(
+    tagger: Tagger, sentences: Sequence[Sentence], *, batch_size: int = 64, with_spans: bool = False
+) -> Tagged:
+    """Tag labelled ``sentences`` with ``tagger``, those of one document together (their keys
+    are :func:`~crftag.data.conll.document_keys`) for models with document context; with
+    ``with_spans``, through :meth:`Tagger.predict`, so each span comes with its confidence."""
+    documents = document_keys(sentences)
+    if not with_spans:
+        return Tagged(tagger.tag([s.tokens for s in sentences], batch_size, documents))
+    predictions = tagger.predict(
+        [list(s.tokens) for s in sentences], batch_size=batch_size, documents=documents
+    )
+    return Tagged([p.tags for p in predictions], [p.spans for p in predictions])
+
+
+def score_tagged(
+    sentences: Sequence[Sentence],
+    tagged: Tagged,
+    *,
+    tags_are_spans: bool,
+    with_calibration: bool = False,
+) -> dict:
+    """:func:`score` of ``tagged`` against the sentences' gold tags, plus ``calibration`` when
+    asked and ``tagged`` has spans."""
+    gold = [sentence.tags for sentence in sentences]
+    scores = score(gold, tagged.tags, tags_are_spans=tags_are_spans)
+    if with_calibration and tags_are_spans and tagged.spans is not None:
+        scores["calibration"] = calibration(gold, tagged.spans)
     return scores
 
 

@@ -123,3 +123,20 @@ def test_eval_json_writes_null_for_an_undefined_score_and_reads_stdin(tmp_path):
         assert scores["entities"]["macro"]["f1"] is None
     table = run(["eval", str(only_o)])
     assert "n/a" in table.stdout and "undefined" in table.stdout and "nan" not in table.stdout
+
+
+def test_parallel_jobs_stop_at_a_bad_line_as_one_process_does():
+    good = "".join(f"Sentence {i} in Rome .\n" for i in range(150))
+    data = (good + "\udcff broken\n" + good).encode("utf-8", "surrogateescape")
+    outputs = []
+    for jobs in ("1", "2"):
+        done = subprocess.run(
+            [*CRFTAG, "predict", "--batch-size", "16", "--jobs", jobs, "-"],
+            input=data,
+            capture_output=True,
+        )
+        outputs.append((done.returncode, done.stdout, done.stderr))
+    assert outputs[0] == outputs[1]
+    status, stdout, stderr = outputs[0]
+    assert status == 2 and stdout.count(b"\n\n") == 150
+    assert stderr == b"crftag: error: <stdin>:151: not valid UTF-8 (byte 1 of the line)\n"

@@ -13,7 +13,8 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import TextIO
 
-from crftag.inference.shards import merge_shards
+from crftag.errors import CrftagError
+from crftag.inference.shards import merge_shards, merge_until_short
 from crftag.inference.streaming import PredictOptions, tag_files
 
 __all__ = ["predict_in_processes"]
@@ -35,11 +36,12 @@ def predict_in_processes(
     digits).
     """
     with tempfile.TemporaryDirectory(prefix="crftag-jobs-") as directory:
+        stdin_copy = None
         if "-" in files:
-            copy = os.path.join(directory, "stdin")
-            with open(copy, "wb") as handle:
+            stdin_copy = os.path.join(directory, "stdin")
+            with open(stdin_copy, "wb") as handle:
                 shutil.copyfileobj(sys.stdin.buffer, handle)
-            files = [copy if path == "-" else path for path in files]
+            files = [stdin_copy if path == "-" else path for path in files]
         outputs = [os.path.join(directory, f"shard-{index}") for index in range(jobs)]
         # spawn, not fork: a forked child would inherit torch's thread pool and locks mid-state.
         with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
@@ -47,9 +49,18 @@ def predict_in_processes(
                 pool.submit(_tag_shard, options, files, (index, jobs), path)
                 for index, path in enumerate(outputs)
             ]
-            counts = [shard.result() for shard in shards]  # raises the first shard's error
-        merge_shards(outputs, options.output_format, output, options.batch_size)
-    return sum(counts)
+            errors = [shard.exception() for shard in shards]
+        failed = next((error for error in errors if error is not None), None)
+        if isinstance(failed, CrftagError):
+            # Every worker reads the whole input, so all stopped at the bad line: write what
+            # one process writes before it, then its error, naming stdin as one process does.
+            merge_until_short(outputs, options.output_format, output, options.batch_size)
+            output.flush()
+            message = str(failed).replace(stdin_copy or "\0", "<stdin>")
+            raise type(failed)(message) from None
+        if failed is not None:
+            raise failed
+        return merge_shards(outputs, options.output_format, output, options.batch_size)
 
 
 def _tag_shard(

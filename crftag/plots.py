@@ -32,7 +32,7 @@ def reliability_diagram(result: dict, path: str) -> None:
     """Draw :func:`crftag.evaluate.calibration`'s ``result`` to the PNG file ``path``.
 
     One bar per confidence bin, as high as the precision of the spans in it, with the bin's span
-    count written above; the mean confidence of each bin as a dot and the diagonal that a
+    count written at its foot; the mean confidence of each bin as a dot and the diagonal that a
     calibrated tagger's bars would reach; the expected calibration error in the title.
     """
     figure = _figure(width=6.4, height=5.2)
@@ -63,7 +63,7 @@ def reliability_diagram(result: dict, path: str) -> None:
     for row in filled:
         axes.annotate(
             f"{row['spans']:,}",
-            ((row["lower"] + row["upper"]) / 2, row["precision"]),
+            ((row["lower"] + row["upper"]) / 2, 0),  # at the foot, clear of the diagonal
             xytext=(0, 3),
             textcoords="offset points",
             ha="center",
@@ -75,7 +75,7 @@ def reliability_diagram(result: dict, path: str) -> None:
     axes.set_ylabel("precision")
     axes.set_title(
         f"Span confidence reliability: {result['spans']:,} spans, "
-        f"ECE {100 * result['ece']:.2f}%\n(numbers: spans per bin)",
+        f"ECE {100 * result['ece']:.2f}%\n(the number at a bar's foot: spans in the bin)",
         fontsize=10,
     )
     axes.legend(loc="upper left", fontsize=8)

@@ -56,7 +56,7 @@ def test_reliability_diagram_draws_every_filled_bin_and_an_empty_result(tmp_path
     axes = saved[0].axes[0]
     filled = [row for row in result["bins"] if row["spans"]]
     assert len(axes.patches) == len(filled)
-    assert [text.get_text() for text in axes.texts] == [str(row["spans"]) for row in filled]
+    assert [text.get_text() for text in axes.texts] == [f"{row['spans']:,}" for row in filled]
     assert f"ECE {100 * result['ece']:.2f}%" in axes.get_title()
     reliability_diagram(calibration([["O"]], [[]]), str(tmp_path / "empty.png"))
     assert len(saved[1].axes[0].patches) == 0

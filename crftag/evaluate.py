@@ -161,11 +161,15 @@ def _entity_scores(gold: list[list[str]], predicted: list[list[str]]) -> dict:
     with warnings.catch_warnings():  # the macro average of no types: NaN, reported as n/a
         warnings.simplefilter("ignore", RuntimeWarning)
         report = classification_report(gold, predicted, output_dict=True, zero_division=0)
+    averages = {"micro avg": "micro", "macro avg": "macro", "weighted avg": "weighted"}
     entities = {}
     for label, values in report.items():
-        key = {"micro avg": "micro", "macro avg": "macro", "weighted avg": "weighted"}.get(
-            label, label
-        )
+        if label in averages:
+            key = averages[label]
+        elif label in averages.values():  # a type named like an average must not be lost
+            key = f"type:{label}"
+        else:
+            key = label
         entities[key] = {
             "precision": _defined(values["precision"]),
             "recall": _defined(values["recall"]),

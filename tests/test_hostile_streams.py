@@ -140,3 +140,20 @@ def test_parallel_jobs_stop_at_a_bad_line_as_one_process_does():
     status, stdout, stderr = outputs[0]
     assert status == 2 and stdout.count(b"\n\n") == 150
     assert stderr == b"crftag: error: <stdin>:151: not valid UTF-8 (byte 1 of the line)\n"
+
+
+def test_entity_types_named_like_averages_are_kept(tmp_path):
+    import json
+
+    gold = tmp_path / "g.conll"
+    gold.write_text("a B-micro\nb O\nc B-weighted\n")
+    scores = json.loads(run(["eval", str(gold), "--json"], stdin="").stdout)
+    assert scores["entities"]["type:micro"]["support"] == 1
+    assert scores["entities"]["type:weighted"]["support"] == 1
+    assert scores["entities"]["micro"]["support"] == 2
+
+
+@pytest.mark.parametrize("target", ["", " ", "DIR"])
+def test_export_to_a_directory_or_an_empty_name_is_a_one_line_error(tmp_path, target):
+    output = str(tmp_path) if target == "DIR" else target
+    assert_one_line_error(run(["export", "en-ner", output]), 2, "give the file to write")

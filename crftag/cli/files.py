@@ -49,10 +49,8 @@ def export(
 
     if int8 and export_format != ExportFormat.numpy:
         raise CrftagError("--int8 applies to --format numpy; add --format numpy or drop --int8")
+    _check_output_file(output)
     loaded = load_model(model)
-    directory = os.path.dirname(os.path.abspath(output))
-    if not os.path.isdir(directory):
-        raise CrftagError(f"{output}: no such directory: {directory}")
     if export_format == ExportFormat.numpy:
         if half:
             raise CrftagError(
@@ -63,6 +61,17 @@ def export(
     else:
         save_model(output, loaded, half=half)
     typer.echo(f"wrote {output} ({os.path.getsize(output) / 2**20:.1f} MB)", err=True)
+
+
+def _check_output_file(output: str) -> None:
+    """``output`` names a file that can be written: not empty, not a directory, in one."""
+    if not output.strip():
+        raise CrftagError("OUT: an empty name; give the file to write")
+    if os.path.isdir(output):
+        raise CrftagError(f"{output}: a directory; give the file to write, e.g. {output}/model.pt")
+    directory = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(directory):
+        raise CrftagError(f"{output}: no such directory: {directory}")
 
 
 def convert(

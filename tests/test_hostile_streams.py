@@ -157,3 +157,19 @@ def test_entity_types_named_like_averages_are_kept(tmp_path):
 def test_export_to_a_directory_or_an_empty_name_is_a_one_line_error(tmp_path, target):
     output = str(tmp_path) if target == "DIR" else target
     assert_one_line_error(run(["export", "en-ner", output]), 2, "give the file to write")
+
+
+def test_a_truncated_or_corrupt_gzip_embeddings_file_is_a_located_error(tmp_path):
+    import gzip
+
+    from crftag.data.vectors import read_embeddings
+    from crftag.errors import CrftagError
+
+    whole = gzip.compress("".join(f"w{i} {i}.5 1.0\n" for i in range(20000)).encode())
+    truncated, corrupt = tmp_path / "t.gz", tmp_path / "c.gz"
+    truncated.write_bytes(whole[: len(whole) // 2])
+    corrupt.write_bytes(b"\x1f\x8b\x08\x00" + b"garbage" * 20)
+    for path, text in ((truncated, "ends early"), (corrupt, "corrupt gzip data")):
+        with pytest.raises(CrftagError, match=text) as caught:
+            read_embeddings(str(path), show_progress=False)
+        assert str(caught.value).startswith(f"{path}:")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import os
 import sys
+import zlib
 from array import array
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -55,14 +56,32 @@ def _open(path: str) -> BinaryIO:
     return handle
 
 
+def _lines(path: str, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) of a plain or gzip stream; a truncated or corrupt gzip member is a
+    located error (EOFError would otherwise reach the command line as an interruption)."""
+    number = 0
+    lines = iter(stream)
+    while True:
+        try:
+            raw = next(lines)
+        except StopIteration:
+            return
+        except EOFError:
+            raise located(path, number + 1, "the gzip file ends early (truncated)") from None
+        except (OSError, zlib.error) as error:
+            raise located(path, number + 1, f"corrupt gzip data ({error})") from None
+        number += 1
+        yield number, raw
+
+
 def _records(path: str, stream: BinaryIO) -> Iterator[tuple[int, str, list[str]]]:
     """(line number, word, vector fields), the word2vec header skipped."""
     dim: int | None = None
-    for number, raw in enumerate(stream, 1):
+    for number, raw in _lines(path, stream):
         try:
             fields = raw.decode("utf-8").rstrip().split(" ")
-        except (UnicodeDecodeError, EOFError, OSError, gzip.BadGzipFile) as error:
-            raise located(path, number, f"cannot read: {error}") from None
+        except UnicodeDecodeError as error:
+            raise located(path, number, f"not valid UTF-8 ({error.reason})") from None
         if number == 1 and len(fields) == 2 and all(f.isdigit() for f in fields):
             continue  # word2vec header: count and dimension
         if fields == [""]:

@@ -243,6 +243,13 @@ class TrainConfig:
         minimum=0,
     )
     amp: bool = _key(False, "bfloat16 autocast for the encoder (GPUs); the CRF stays float32.")
+    unlabeled_as: str = _key(
+        "O",
+        "How training reads a token outside every span of a span file (jsonl, brat): `O`, or "
+        "`unknown`, a tag that constrains nothing (docs/partial-labels.md). Column files mark "
+        "unknown tags themselves, with `-` or `?`.",
+        choices=("O", "unknown"),
+    )
 
 
 @dataclass(frozen=True)

@@ -156,16 +156,37 @@ class CRF(nn.Module):
         reduction: 'none' (B,), 'sum' (), 'mean' over sentences (), or 'token_mean' over
         unmasked tokens ().
         """
-        if reduction not in ("none", "sum", "mean", "token_mean"):
-            raise ValueError(f"expected reduction in none|sum|mean|token_mean, got {reduction!r}")
+        _check_reduction(reduction)
         losses = self.log_partition(emissions, mask) - self.score(emissions, tags, mask)
-        if reduction == "none":
-            return losses
-        if reduction == "sum":
-            return losses.sum()
-        if reduction == "mean":
-            return losses.mean()
-        return losses.sum() / mask.sum()
+        return _reduce(losses, mask, reduction)
+
+    def partial_nll(
+        self,
+        emissions: torch.Tensor,
+        tags: torch.Tensor,
+        mask: torch.Tensor,
+        allowed_tags: torch.Tensor,
+        reduction: str = "mean",
+    ) -> torch.Tensor:
+        """Negative log of the total probability of the tag sequences that use only allowed
+        tags, log Z - log Z_allowed, >= 0: the loss of partially labelled sentences.
+
+        allowed_tags (B, T, K) bool: which tags each position may take (every tag at an unknown
+        one). A row that allows exactly one tag at every unmasked position is fully labelled:
+        those tags must be ``tags``, and its loss is :meth:`nll`'s, computed as :meth:`nll`
+        computes it. reduction as for :meth:`nll`.
+        """
+        _check_reduction(reduction)
+        log_z = self.log_partition(emissions, mask)
+        consistent = self.score(emissions, tags, mask)  # (B,)
+        partial = ((allowed_tags.sum(2) != 1) & mask).any(1)  # (B,) rows with a choice
+        if bool(partial.any()):
+            rows = partial.nonzero().squeeze(1)
+            constrained = self.constrained_log_partition(
+                emissions[rows], mask[rows], allowed_tags[rows]
+            )
+            consistent = consistent.index_put((rows,), constrained)
+        return _reduce(log_z - consistent, mask, reduction)
 
     def decode(
         self, emissions: torch.Tensor, mask: torch.Tensor
@@ -298,6 +319,22 @@ class CRF(nn.Module):
             raise ValueError("expected every sentence to have at least one token (mask[:, 0] true)")
         if tags is not None and tags.shape != mask.shape:
             raise ValueError(f"expected tags of shape {tuple(mask.shape)}, got {tuple(tags.shape)}")
+
+
+def _check_reduction(reduction: str) -> None:
+    if reduction not in ("none", "sum", "mean", "token_mean"):
+        raise ValueError(f"expected reduction in none|sum|mean|token_mean, got {reduction!r}")
+
+
+def _reduce(losses: torch.Tensor, mask: torch.Tensor, reduction: str) -> torch.Tensor:
+    """losses (B,) reduced: 'none', 'sum', 'mean' over sentences or 'token_mean' over tokens."""
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    if reduction == "mean":
+        return losses.mean()
+    return losses.sum() / mask.sum()
 
 
 def _last_index(mask: torch.Tensor) -> torch.Tensor:

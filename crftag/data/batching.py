@@ -7,7 +7,7 @@ padding, and the time steps the CRF and LSTM loop over, stay few.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -35,12 +35,15 @@ class Encoded:
     chars  (T, C) long, each word's characters padded with 0 to this sentence's longest word
     tags   (T,) long, or None when unlabelled
     features  (T, F) long hashed feature ids (feature CRF), or None
+    allowed   (T, K) bool, the tags each token may take, for a sentence with unknown tags
+              (:mod:`crftag.data.partial`); None when fully labelled
     """
 
     words: torch.Tensor
     chars: torch.Tensor
     tags: torch.Tensor | None
     features: torch.Tensor | None = None
+    allowed: torch.Tensor | None = None
 
 
 @dataclass
@@ -55,6 +58,8 @@ class Batch:
     features (B, T, F) long, 0 = padding, or None when the model uses no hashed features
     groups   (B, T) long, or None: for a model with document context, tokens of one document with
              the same word share an id (:func:`document_groups`); padding has an id of its own
+    allowed_tags (B, T, K) bool, or None: the tags each token may take when some sentence has
+             unknown tags; a fully labelled row allows its own tag only, padding every tag
     """
 
     words: torch.Tensor
@@ -64,6 +69,7 @@ class Batch:
     tags: torch.Tensor | None
     features: torch.Tensor | None = None
     groups: torch.Tensor | None = None
+    allowed_tags: torch.Tensor | None = None
 
     def to(self, device: torch.device) -> Batch:
         return Batch(
@@ -76,13 +82,26 @@ class Batch:
                 None if self.features is None else self.features.to(device, non_blocking=True)
             ),
             groups=None if self.groups is None else self.groups.to(device, non_blocking=True),
+            allowed_tags=(
+                None
+                if self.allowed_tags is None
+                else self.allowed_tags.to(device, non_blocking=True)
+            ),
         )
 
 
 def encode(
-    tokens: Sequence[str], vocabularies: Vocabularies, tags: Sequence[str] | None = None
+    tokens: Sequence[str],
+    vocabularies: Vocabularies,
+    tags: Sequence[str] | None = None,
+    permitted: Sequence[Collection[str] | None] | None = None,
 ) -> Encoded:
-    """Indices of one sentence. ``tags`` must all be in the tag vocabulary (KeyError if not)."""
+    """Indices of one sentence. ``tags`` must all be in the tag vocabulary (KeyError if not),
+    except where ``permitted`` is given (a sentence with unknown tags): there each token's tags
+    are :func:`crftag.data.partial.permitted_tags` (None: any), and the tag index of a token is
+    the first of its permitted tags the vocabulary has."""
+    if permitted is not None:
+        return _encode_partial(tokens, vocabularies, permitted)
     cache = token_cache(vocabularies)
     looked_up = [cache.lookup(token, vocabularies) for token in tokens]
     words = [word for word, _ in looked_up]
@@ -102,6 +121,22 @@ def encode(
         tags=None if tags is None else torch.tensor(vocabularies.tags.indices(tags)),
         features=features,
     )
+
+
+def _encode_partial(
+    tokens: Sequence[str], vocabularies: Vocabularies, permitted: Sequence[Collection[str] | None]
+) -> Encoded:
+    num_tags = len(vocabularies.tags)
+    allowed = torch.ones(len(tokens), num_tags, dtype=torch.bool)
+    for position, tags in enumerate(permitted):
+        found = (vocabularies.tags.get(tag) for tag in tags or ())
+        indices = sorted(index for index in found if index is not None)
+        if indices:  # a set the vocabulary cannot write at all constrains nothing
+            allowed[position] = False
+            allowed[position, indices] = True
+    encoded = encode(tokens, vocabularies)
+    tags = allowed.to(torch.uint8).argmax(1)  # (T,) the first allowed tag of each token
+    return Encoded(encoded.words, encoded.chars, tags, encoded.features, allowed)
 
 
 def collate(items: Sequence[Encoded]) -> Batch:
@@ -125,7 +160,30 @@ def collate(items: Sequence[Encoded]) -> Batch:
         if features is not None:
             features[row, :length] = item.features
     mask = torch.arange(max_length).unsqueeze(0) < lengths.unsqueeze(1)
-    return Batch(words=words, chars=chars, mask=mask, lengths=lengths, tags=tags, features=features)
+    return Batch(
+        words=words,
+        chars=chars,
+        mask=mask,
+        lengths=lengths,
+        tags=tags,
+        features=features,
+        allowed_tags=_allowed_tags(items, tags),
+    )
+
+
+def _allowed_tags(items: Sequence[Encoded], tags: torch.Tensor | None) -> torch.Tensor | None:
+    """(B, T, K) bool when some item has unknown tags: its ``allowed`` rows, the one-hot of the
+    gold tags for the others, every tag at padding. None when every item is fully labelled."""
+    partial = [item.allowed for item in items if item.allowed is not None]
+    if not partial or tags is None:
+        return None
+    num_tags = partial[0].size(1)
+    allowed = torch.nn.functional.one_hot(tags, num_tags).bool()  # (B, T, K)
+    for row, item in enumerate(items):
+        allowed[row, item.words.numel() :] = True
+        if item.allowed is not None:
+            allowed[row, : item.allowed.size(0)] = item.allowed
+    return allowed
 
 
 def encode_batch(sentences: Sequence[Sequence[str]], vocabularies: Vocabularies) -> Batch:

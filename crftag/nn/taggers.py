@@ -44,13 +44,18 @@ class CRFTagger(nn.Module):
         raise NotImplementedError
 
     def loss(self, batch: Batch, reduction: str = "sum", amp: bool = False) -> torch.Tensor:
-        """CRF negative log-likelihood of the batch's gold tags.
+        """CRF negative log-likelihood of the batch's gold tags (of every tag sequence consistent
+        with them, when some tags are unknown: :meth:`CRF.partial_nll`).
 
         With ``amp`` the encoder runs under bfloat16 autocast while the CRF's sums of many
         exponentials stay in float32.
         """
         with torch.autocast(batch.words.device.type, dtype=torch.bfloat16, enabled=amp):
             emissions = self.emissions(batch)
+        if batch.allowed_tags is not None:  # some sentence has unknown tags
+            return self.crf.partial_nll(
+                emissions.float(), batch.tags, batch.mask, batch.allowed_tags, reduction=reduction
+            )
         return self.crf.nll(emissions.float(), batch.tags, batch.mask, reduction=reduction)
 
     def forward(self, batch: Batch, reduction: str = "sum", amp: bool = False) -> torch.Tensor:

@@ -7,6 +7,7 @@ Data flows one way here: files -> sentences (in the scheme the model trains in) 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import Counter
 from collections.abc import Hashable
@@ -17,8 +18,9 @@ import torch
 from crftag.config import Config
 from crftag.data.batching import Encoded, encode
 from crftag.data.conll import Sentence, document_keys, open_binary, read_columns
-from crftag.data.labelled import detect_labelled_format
-from crftag.data.schemes import convert, detect_scheme, is_span_tagset
+from crftag.data.labelled import ANNOTATION_FORMATS, detect_labelled_format
+from crftag.data.partial import UNKNOWN, has_unknown, in_scheme, known, permitted_tags
+from crftag.data.schemes import detect_scheme, is_span_tagset
 from crftag.data.vocab import Vocabularies, Vocabulary
 from crftag.errors import CrftagError
 
@@ -65,16 +67,33 @@ def training_files(config: Config) -> list[str]:
 
 
 def read_training_files(config: Config) -> list[tuple[str, list[Sentence]]]:
-    """(path, its sentences) for each training file, in order."""
-    return [(path, config.data.read(path)) for path in training_files(config)]
+    """(path, its sentences) for each training file, in order; with ``train.unlabeled_as:
+    unknown`` the ``O`` tags of span files (jsonl, brat) are unknown (``?``)."""
+    files = [(path, config.data.read(path)) for path in training_files(config)]
+    if config.train.unlabeled_as == "O":
+        return files
+    return [(path, _unlabeled_unknown(path, config, sentences)) for path, sentences in files]
+
+
+def _unlabeled_unknown(path: str, config: Config, sentences: list[Sentence]) -> list[Sentence]:
+    declared = config.data.format
+    if (detect_labelled_format(path) if declared == "auto" else declared) not in ANNOTATION_FORMATS:
+        return sentences
+    return [
+        dataclasses.replace(s, tags=tuple(UNKNOWN if t == "O" else t for t in s.tags))
+        for s in sentences
+    ]
 
 
 def resolve_schemes(config: Config, files: list[tuple[str, list[Sentence]]]) -> tuple[str, str]:
     """(the files' tag scheme, the scheme the model trains in)."""
     declared = config.data.tag_scheme
+    # Unknown tags (docs/partial-labels.md) say nothing about the scheme.
     sentences = [s for _, file_sentences in files for s in file_sentences]
-    data_scheme = detect_scheme(s.tags for s in sentences) if declared == "auto" else declared
-    if data_scheme != "none" and not is_span_tagset(t for s in sentences for t in s.tags):
+    data_scheme = (
+        detect_scheme(known(s.tags) for s in sentences) if declared == "auto" else declared
+    )
+    if data_scheme != "none" and not is_span_tagset(t for s in sentences for t in known(s.tags)):
         path, bad = next(
             (path, t)
             for path, file_sentences in files
@@ -124,7 +143,7 @@ def build_vocabularies(
         words.update(vocabularies.word_key(token) for token in sentence.tokens)
         for token in sentence.tokens:
             chars.update(token)
-        tags.update(sentence.tags)
+        tags.update(known(sentence.tags))
     vocabularies.words = Vocabulary.build(words, min_freq=config.vocab.min_freq)
     if len(vocabularies.words) > config.vocab.max_size:
         raise CrftagError(
@@ -139,10 +158,11 @@ def build_vocabularies(
 
 
 def in_train_scheme(sentences: list[Sentence], train_scheme: str) -> list[Sentence]:
-    """The sentences with their tags rewritten in the scheme the model trains in."""
-    if train_scheme == "none":
+    """The sentences with their tags rewritten in the scheme the model trains in (unknown tags:
+    :func:`crftag.data.partial.in_scheme`)."""
+    if train_scheme == "none" and not any(has_unknown(s.tags) for s in sentences):
         return sentences
-    return [Sentence(s.tokens, tuple(convert(s.tags, train_scheme)), s.line) for s in sentences]
+    return [Sentence(s.tokens, tuple(in_scheme(s.tags, train_scheme)), s.line) for s in sentences]
 
 
 def encode_training_set(
@@ -151,11 +171,21 @@ def encode_training_set(
     data_scheme: str,
     train_scheme: str,
 ) -> TrainingSet:
-    """The :class:`TrainingSet` of ``files`` (as read, tags in ``data_scheme``)."""
-    sentences = in_train_scheme([s for _, in_file in files for s in in_file], train_scheme)
+    """The :class:`TrainingSet` of ``files`` (as read, tags in ``data_scheme``). The tags that
+    only unknown tags' neighbours may take (:func:`crftag.data.partial.permitted_tags`) join
+    the tag vocabulary."""
+    read = [s for _, in_file in files for s in in_file]
+    sentences = in_train_scheme(read, train_scheme)
     # (file, document) of each sentence: document context pools over one document of one file.
     documents = [
         key for number, (_, in_file) in enumerate(files) for key in document_keys(in_file, number)
     ]
-    encoded = [encode(s.tokens, vocabularies, s.tags) for s in sentences]
+    permitted = [permitted_tags(s.tags, data_scheme, train_scheme) for s in read]
+    vocabularies.tags.extend(
+        sorted({tag for sets in permitted for forms in sets or () for tag in forms or ()})
+    )
+    encoded = [
+        encode(s.tokens, vocabularies, s.tags, sets)
+        for s, sets in zip(sentences, permitted, strict=True)
+    ]
     return TrainingSet(sentences, documents, encoded, vocabularies, data_scheme, train_scheme)

@@ -15,12 +15,19 @@ def plot(
     runs: Annotated[
         list[str],
         typer.Argument(
-            help="Run directories (or their metrics.json), one line each.", show_default=False
+            help="Run directories (or their metrics.json), one line each.",
+            metavar="RUN",
+            show_default=False,
         ),
     ],
     output: Annotated[
         str | None,
-        typer.Option("-o", "--output", help="PNG file to write (needs matplotlib: crftag[plot])."),
+        typer.Option(
+            "-o",
+            "--output",
+            metavar="FILE.png",
+            help="PNG file to write (needs matplotlib, the plot extra of crftag).",
+        ),
     ] = None,
     text: Annotated[
         bool, typer.Option("--text", help="Print the curves as text on the terminal (stdout).")

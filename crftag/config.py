@@ -23,6 +23,7 @@ import yaml
 from crftag.data.align import MISALIGNED_POLICIES
 from crftag.data.conll import ColumnSpec, Sentence, detect_format
 from crftag.data.labelled import read_labelled
+from crftag.data.partial import refuse_unknown
 from crftag.errors import CrftagError
 
 __all__ = [
@@ -122,9 +123,11 @@ class DataConfig:
         file_format = self.format if self.format in FILE_FORMATS else detect_format(path)
         return ColumnSpec.for_format(file_format, self.word_column, self.tag_column)
 
-    def read(self, path: str) -> list[Sentence]:
-        """The labelled sentences of ``path`` read under these settings."""
-        return read_labelled(path, self.format, self.word_column, self.tag_column, self.misaligned)
+    def read(self, path: str, *, unknown_tags: bool = False) -> list[Sentence]:
+        """The labelled sentences of ``path`` read under these settings; a tag ``-`` or ``?``
+        (unknown) is an error unless ``unknown_tags`` (training files: docs/partial-labels.md)."""
+        found = read_labelled(path, self.format, self.word_column, self.tag_column, self.misaligned)
+        return found if unknown_tags else refuse_unknown(found, path)
 
 
 @dataclass(frozen=True)
@@ -246,8 +249,7 @@ class TrainConfig:
     unlabeled_as: str = _key(
         "O",
         "How training reads a token outside every span of a span file (jsonl, brat): `O`, or "
-        "`unknown`, a tag that constrains nothing (docs/partial-labels.md). Column files mark "
-        "unknown tags themselves, with `-` or `?`.",
+        "`unknown`, constraining nothing (docs/partial-labels.md); column files write `-`, `?`.",
         choices=("O", "unknown"),
     )
 

@@ -20,9 +20,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
+from crftag.data.conll import Sentence
 from crftag.data.schemes import convert
+from crftag.errors import CrftagError
 
-__all__ = ["UNKNOWN_TAGS", "has_unknown", "in_scheme", "is_unknown", "known", "permitted_tags"]
+__all__ = [
+    "UNKNOWN_TAGS",
+    "has_unknown",
+    "in_scheme",
+    "is_unknown",
+    "known",
+    "permitted_tags",
+    "refuse_unknown",
+]
 
 UNKNOWN_TAGS = frozenset({"-", "?"})  # a tag column's marks for "tag not annotated"
 UNKNOWN = "?"  # how an unknown tag is written after conversion
@@ -107,3 +117,19 @@ def _choices(neighbour: str, tag: str, data_scheme: str) -> tuple[str, ...]:
     labels = {label, _OTHER_LABEL}
     prefixes = "BIES" if data_scheme == "bioes" else "BI"
     return ("O",) + tuple(f"{prefix}-{name}" for prefix in prefixes for name in sorted(labels))
+
+
+def refuse_unknown(sentences: list[Sentence], path: str) -> list[Sentence]:
+    """``sentences`` (read from ``path``), or a CrftagError naming their first unknown tag:
+    scoring needs every gold tag, and a gold ``-`` or ``?`` would count as a tag no model
+    predicts."""
+    for sentence in sentences:
+        for position, tag in enumerate(sentence.tags or ()):
+            if tag in UNKNOWN_TAGS:
+                row = sentence.token_rows[position] if sentence.token_rows else position
+                raise CrftagError(
+                    f"{path}:{sentence.line + row}: tag {tag!r} of {sentence.tokens[position]!r} "
+                    "is unknown; unknown tags are for training data (data.train), and scoring "
+                    "needs files with every tag known (docs/partial-labels.md)"
+                )
+    return sentences

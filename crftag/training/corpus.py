@@ -69,7 +69,7 @@ def training_files(config: Config) -> list[str]:
 def read_training_files(config: Config) -> list[tuple[str, list[Sentence]]]:
     """(path, its sentences) for each training file, in order; with ``train.unlabeled_as:
     unknown`` the ``O`` tags of span files (jsonl, brat) are unknown (``?``)."""
-    files = [(path, config.data.read(path)) for path in training_files(config)]
+    files = [(path, config.data.read(path, unknown_tags=True)) for path in training_files(config)]
     if config.train.unlabeled_as == "O":
         return files
     return [(path, _unlabeled_unknown(path, config, sentences)) for path, sentences in files]

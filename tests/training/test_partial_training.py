@@ -5,8 +5,10 @@ what it was."""
 import json
 from pathlib import Path
 
+import pytest
 import torch
 
+from crftag.errors import CrftagError
 from crftag.training.corpus import (
     build_vocabularies,
     encode_training_set,
@@ -92,3 +94,21 @@ def test_unlabeled_as_unknown_reads_tokens_outside_spans_as_unknown(tiny_config,
     assert as_o[0][1][0].tags == ("B-PER", "I-PER", "O", "O")
     config = tiny_config(data__train=str(path), train__unlabeled_as="unknown")
     assert read_training_files(config)[0][1][0].tags == ("B-PER", "I-PER", "?", "?")
+
+
+def test_scoring_refuses_a_file_with_unknown_tags(invoke, sample_model, tmp_path):
+    path = tmp_path / "dev.conll"
+    path.write_text("Nokia B-ORG\nrose ?\n. O\n")
+    result = invoke(["eval", str(path), "-m", str(sample_model)])
+    assert result.status == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith(f"crftag: error: {path}:2: tag '?' of 'rose' is unknown;")
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_reading_a_file_for_scoring_refuses_unknown_tags(tiny_config, tmp_path):
+    path = tmp_path / "dev.conll"
+    path.write_text("Nokia B-ORG\nrose O\n\nPoland -\n")
+    with pytest.raises(CrftagError, match=r"dev\.conll:4: tag '-' of 'Poland' is unknown"):
+        tiny_config().data.read(str(path))
+    assert tiny_config().data.read(str(path), unknown_tags=True)[1].tags == ("-",)

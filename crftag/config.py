@@ -252,6 +252,8 @@ class TrainConfig:
         "`unknown`, constraining nothing (docs/partial-labels.md); column files write `-`, `?`.",
         choices=("O", "unknown"),
     )
+    init_from: str | None = _key(None, "A trained model to start from (docs/adaptation.md).")
+    rehearsal: str | None = _key(None, "Old labelled data to train on beside (docs/adaptation.md).")
 
 
 @dataclass(frozen=True)
@@ -271,6 +273,7 @@ class Config:
 
 
 _PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings",)}
+_PATH_KEYS["train"] = ("init_from", "rehearsal")  # a bundled model's name: see init_from.py
 
 
 def load_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Config:
@@ -346,10 +349,7 @@ def _build(cls: type, raw: Any, source: str, prefix: str) -> Any:
     values = {}
     for name, spec in fields.items():
         if name not in raw:
-            missing = spec.default is dataclasses.MISSING and (
-                spec.default_factory is dataclasses.MISSING
-            )
-            if missing:
+            if spec.default is REQUIRED and spec.default_factory is REQUIRED:
                 raise CrftagError(f"{source}: missing required key '{prefix}{name}'")
             continue
         value = raw[name]

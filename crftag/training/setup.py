@@ -30,6 +30,13 @@ from crftag.training.embeddings import (
     initialise_embeddings,
     set_trained_rows,
 )
+from crftag.training.init_from import (
+    check_architecture,
+    copy_weights,
+    load_base,
+    merge_vocabularies,
+    rehearsal_file,
+)
 from crftag.training.optimizers import make_optimizer
 from crftag.training.state import BestScoreTracker, RunState
 
@@ -89,11 +96,13 @@ def start_run(
             "model.encoder features trains in one process (minutes on a CPU); run it without "
             "torchrun"
         )
+    if config.train.rehearsal is not None:
+        files = [*files, rehearsal_file(config, sum(len(in_file) for _, in_file in files))]
     if resume is None:
         data_scheme, train_scheme = resolve_schemes(config, files)
     else:
         data_scheme, train_scheme = resume["data_scheme"], resume["train_scheme"]
-    vocabularies, embeddings = _vocabularies(
+    vocabularies, embeddings, base = _vocabularies(
         config, files, train_scheme, group, resume, show_progress
     )
     training = encode_training_set(files, vocabularies, data_scheme, train_scheme)
@@ -102,6 +111,8 @@ def start_run(
     model = build_model(config, vocabularies, train_scheme)
     if embeddings is not None:
         initialise_embeddings(model, vocabularies, embeddings)
+    if base is not None:
+        copy_weights(model, base.model)
     train_words = training.words
     set_trained_rows(model, config, train_words)
     model.to(device)
@@ -139,14 +150,19 @@ def _vocabularies(
     resume: dict | None,
     show_progress: bool,
 ):
-    """(vocabularies, pretrained vectors or None): a resumed run's own; else built on rank 0,
+    """(vocabularies, pretrained vectors or None, the ``train.init_from`` model or None): a
+    resumed run's own; else built on rank 0 (after the old model's, with ``init_from``),
     extended with vector words, and sent to every rank so all index words and tags alike."""
     if resume is not None:
-        return Vocabularies.from_state(resume["vocabularies"]), None
-    embeddings = vocabularies = None
+        return Vocabularies.from_state(resume["vocabularies"]), None, None
+    embeddings = vocabularies = base = None
     if group.main:
         sentences = in_train_scheme([s for _, in_file in files for s in in_file], train_scheme)
         vocabularies = build_vocabularies(config, sentences, train_scheme)
+        if config.train.init_from is not None:
+            base = load_base(config)
+            check_architecture(config, base, train_scheme)
+            vocabularies = merge_vocabularies(base.vocabularies, vocabularies)
         if config.model.embeddings is not None:
             embeddings = read_embeddings(
                 config.model.embeddings,
@@ -157,7 +173,7 @@ def _vocabularies(
     if group.world_size > 1:
         shared = group.broadcast(vocabularies.to_state() if group.main else None)
         vocabularies = Vocabularies.from_state(shared)
-    return vocabularies, embeddings
+    return vocabularies, embeddings, base
 
 
 def _restore(run: Run, resume: dict) -> None:

@@ -1,0 +1,127 @@
+"""Starting from a trained model (train.init_from): merged vocabularies, weights carried over,
+a new label learned, architecture mismatches refused in one line; rehearsal of old data."""
+
+import pytest
+import torch
+
+from crftag.checkpoint import load_model
+from crftag.config import load_config
+from crftag.data.conll import Sentence
+from crftag.errors import CrftagError
+from crftag.training.corpus import read_training_files
+from crftag.training.init_from import copy_weights
+from crftag.training.run import train_in_memory
+from crftag.training.setup import start_run
+
+PRODUCTS = ["Zorblax", "Quintaphone", "Veltrix", "Ombrolux", "Kaleidex", "Trundlebox"]
+FRAMES = [
+    ("She", "bought", "a", "{}", "yesterday", "."),
+    ("The", "{}", "sold", "out", "in", "Paris", "."),
+    ("Rossi", "reviewed", "the", "new", "{}", "."),
+]
+ENTITIES = {"{}": "B-PROD", "Paris": "B-LOC", "Rossi": "B-PER"}
+
+
+def _product_sentences() -> list[Sentence]:
+    """Sentences with a label the sample never had: PROD."""
+    sentences = []
+    for product in PRODUCTS:
+        for frame in FRAMES:
+            tokens = tuple(product if t == "{}" else t for t in frame)
+            tags = tuple(ENTITIES.get(t, "O") for t in frame)
+            sentences.append(Sentence(tokens, tags, 0))
+    return sentences
+
+
+def _adapt_config(tiny_config, model_dir, **settings):
+    return tiny_config(train__init_from=str(model_dir), data__dev=None, **settings)
+
+
+def _old_sentences(tiny_config, count=60):
+    config = tiny_config()
+    return [s for _, in_file in read_training_files(config) for s in in_file][:count]
+
+
+def test_init_from_learns_a_new_label_and_keeps_the_old_ones(tiny_config, sample_model):
+    config = _adapt_config(tiny_config, sample_model, train__epochs=6, train__lr=0.01)
+    train = _product_sentences() * 3 + _old_sentences(tiny_config)
+    tagger, _ = train_in_memory(config, train)
+    old = load_model(str(sample_model))
+    tags = tagger.loaded.vocabularies.tags.symbols
+    assert tags[: len(old.vocabularies.tags)] == old.vocabularies.tags.symbols
+    assert {"B-PROD", "S-PROD"} & set(tags)
+    predicted = tagger.tag([["Rossi", "bought", "a", "Veltrix", "yesterday", "."]])[0]
+    assert predicted[3] == "B-PROD"
+    assert predicted[0] == "B-PER"
+
+
+def test_shared_rows_keep_their_weights_at_step_zero(tiny_config, sample_model):
+    config = _adapt_config(tiny_config, sample_model)
+    run = start_run(config, [("<memory>", _product_sentences())], device=torch.device("cpu"))
+    old = load_model(str(sample_model))
+    words = old.vocabularies.words
+    assert run.training.vocabularies.words.symbols[: len(words)] == words.symbols
+    new_state, old_state = run.model.state_dict(), old.model.state_dict()
+    assert torch.equal(
+        new_state["word_embedding.weight"][: len(words)], old_state["word_embedding.weight"]
+    )
+    assert torch.equal(
+        new_state["encoder.lstm.weight_hh_l0"], old_state["encoder.lstm.weight_hh_l0"]
+    )
+    tags = len(old.vocabularies.tags)
+    assert torch.equal(new_state["crf.transitions"][:tags, :tags], old_state["crf.transitions"])
+    assert len(run.training.vocabularies.tags) > tags  # the PROD tags appended
+    assert "Zorblax" in run.training.vocabularies.words
+
+
+def test_new_tags_get_the_schemes_constraints(tiny_config, sample_model):
+    config = _adapt_config(tiny_config, sample_model)
+    run = start_run(config, [("<memory>", _product_sentences())], device=torch.device("cpu"))
+    symbols = run.training.vocabularies.tags.symbols
+    allowed = run.model.crf.allowed
+    assert not allowed[symbols.index("B-PER"), symbols.index("S-PROD")]  # B-x goes to I-x, E-x
+    assert allowed[symbols.index("S-PROD"), symbols.index("B-PER")]
+    assert allowed[symbols.index("O"), symbols.index("S-PROD")]
+
+
+def test_a_different_architecture_is_one_line_naming_the_keys(tiny_config, sample_model):
+    config = _adapt_config(
+        tiny_config, sample_model, model__hidden_size=16, model__char_encoder="lstm"
+    )
+    with pytest.raises(CrftagError) as error:
+        start_run(config, [("<memory>", _product_sentences())], device=torch.device("cpu"))
+    message = str(error.value)
+    assert "\n" not in message
+    assert "model.hidden_size 16 (model: 32)" in message
+    assert "model.char_encoder lstm (model: cnn)" in message
+
+
+def test_a_missing_model_names_the_key(tiny_config, tmp_path):
+    config = tiny_config(train__init_from=str(tmp_path / "nowhere"))
+    with pytest.raises(CrftagError, match="^train.init_from: .*nowhere"):
+        start_run(config, [("<memory>", _product_sentences())], device=torch.device("cpu"))
+
+
+def test_a_bundled_name_in_a_config_file_is_the_bundled_model(tmp_path):
+    (tmp_path / "adapt.yaml").write_text("data: {train: x.conll}\ntrain: {init_from: en-ner}\n")
+    config = load_config(str(tmp_path / "adapt.yaml"))
+    from crftag.training.init_from import load_base
+
+    assert load_base(config).vocabularies.tags.symbols[0] == "B-LOC"
+
+
+def test_rehearsal_adds_a_seeded_sample_of_the_old_file(tiny_config):
+    config = tiny_config(train__rehearsal="data/ner_sample.dev.conll")
+    new = _product_sentences()
+    run = start_run(config, [("<memory>", new)], device=torch.device("cpu"))
+    assert len(run.training.sentences) == 2 * len(new)
+    again = start_run(config, [("<memory>", new)], device=torch.device("cpu"))
+    assert run.training.sentences == again.training.sentences
+
+
+def test_copy_weights_refuses_a_larger_model(tiny_config, sample_model):
+    small = load_model(str(sample_model)).model
+    big = load_model(str(sample_model)).model
+    big.projection = torch.nn.Linear(big.projection.in_features, 99)
+    with pytest.raises(AssertionError):
+        copy_weights(small, big)

@@ -87,9 +87,10 @@ def merge_vocabularies(base: Vocabularies, new: Vocabularies) -> Vocabularies:
         kind: len(getattr(merged, kind)) - len(getattr(base, kind))
         for kind in ("words", "chars", "tags")
     }
+    new_tags = " ".join(merged.tags.symbols[len(base.tags) :])
     print(
         f"init_from: {added['words']} new words, {added['chars']} new characters, "
-        f"{added['tags']} new tags ({' '.join(merged.tags.symbols[len(base.tags) :])})",
+        f"{added['tags']} new tags{': ' + new_tags if new_tags else ''}",
         file=sys.stderr,
     )
     return merged

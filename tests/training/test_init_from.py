@@ -9,7 +9,7 @@ from crftag.config import load_config
 from crftag.data.conll import Sentence
 from crftag.errors import CrftagError
 from crftag.training.corpus import read_training_files
-from crftag.training.init_from import copy_weights
+from crftag.training.init_from import copy_weights, load_base
 from crftag.training.run import train_in_memory
 from crftag.training.setup import start_run
 
@@ -105,8 +105,6 @@ def test_a_missing_model_names_the_key(tiny_config, tmp_path):
 def test_a_bundled_name_in_a_config_file_is_the_bundled_model(tmp_path):
     (tmp_path / "adapt.yaml").write_text("data: {train: x.conll}\ntrain: {init_from: en-ner}\n")
     config = load_config(str(tmp_path / "adapt.yaml"))
-    from crftag.training.init_from import load_base
-
     assert load_base(config).vocabularies.tags.symbols[0] == "B-LOC"
 
 

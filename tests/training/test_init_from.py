@@ -123,3 +123,23 @@ def test_copy_weights_refuses_a_larger_model(tiny_config, sample_model):
     big.projection = torch.nn.Linear(big.projection.in_features, 99)
     with pytest.raises(AssertionError):
         copy_weights(small, big)
+
+
+def test_the_bundled_en_ner_learns_an_extra_label(tmp_path, invoke):
+    blocks = [
+        "".join(f"{word} {tag}\n" for word, tag in zip(s.tokens, s.tags, strict=True))
+        for s in _product_sentences()
+    ]
+    (tmp_path / "products.conll").write_text("\n".join(blocks * 3))
+    (tmp_path / "adapt.yaml").write_text(
+        "data: {train: products.conll, dev: null}\n"
+        "model: {word_dim: 50, char_encoder: lstm, char_dim: 25, char_size: 25,"
+        " hidden_size: 200, document_context: true}\n"
+        "train: {init_from: en-ner, epochs: 4}\n"
+    )
+    run = tmp_path / "run"
+    trained = invoke(["train", str(tmp_path / "adapt.yaml"), "-o", str(run), "-q"])
+    assert trained.status == 0, trained.stderr
+    result = invoke(["predict", "-m", str(run)], "Anna Schulz bought a Veltrix in Rome .\n")
+    expected = "Anna B-PER Schulz I-PER bought O a O Veltrix B-PROD in O Rome B-LOC . O"
+    assert result.stdout.split() == expected.split()

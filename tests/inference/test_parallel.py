@@ -42,13 +42,18 @@ def test_workers_read_stdin_and_merge_to_the_bytes_of_one_process(
     assert merged.getvalue() == one.getvalue()
 
 
-def test_a_workers_user_error_is_raised_and_nothing_is_written(sample_model, tmp_path):
+def test_a_workers_user_error_comes_after_what_one_process_writes_before_it(sample_model, tmp_path):
     bad = tmp_path / "bad.conll"
     bad.write_bytes(b"Anna B-PER\n\ncaf\xe9 O\n")
+    options = options_for(sample_model, input_format="conll")
+    one = io.StringIO()
+    with pytest.raises(CrftagError, match=r"bad\.conll:3: not valid UTF-8"):
+        tag_files(options, [str(bad)], one)
     merged = io.StringIO()
     with pytest.raises(CrftagError, match=r"bad\.conll:3: not valid UTF-8"):
-        predict_in_processes(2, [str(bad)], options_for(sample_model, input_format="conll"), merged)
-    assert merged.getvalue() == ""
+        predict_in_processes(2, [str(bad)], options, merged)
+    assert one.getvalue().count("\n") == 1
+    assert merged.getvalue() == one.getvalue()
 
 
 def test_jobs_error_is_one_line_on_stderr_and_a_nonzero_exit(sample_model, tmp_path):

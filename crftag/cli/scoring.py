@@ -51,7 +51,7 @@ def evaluate(
         typer.Option(
             metavar="PNG",
             help="With --calibration: draw the reliability diagram to this file "
-            "(needs matplotlib: pip install 'crftag[plot]').",
+            "(needs matplotlib, the plot extra of crftag).",
         ),
     ] = None,
     errors: Annotated[

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from crftag import __version__
+from crftag.archives import check_declared_sizes
 from crftag.checkpoint_schema import check_payload, check_sizes, check_weights
 from crftag.config import Config
 from crftag.data.schemes import allowed_transitions
@@ -166,6 +167,7 @@ def write_atomically(path: str, payload: dict) -> None:
 def read_checkpoint(path: str) -> dict:
     """The dict stored in a checkpoint file. ``weights_only`` loading admits tensors and plain
     values only, so a file crafted to run code when unpickled is refused, not run."""
+    check_declared_sizes(path)
     try:
         with warnings.catch_warnings():  # torch's notes on odd pickles would break the one line
             warnings.simplefilter("ignore")

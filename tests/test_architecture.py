@@ -18,6 +18,7 @@ LAYERS = {
     "errors": 0,
     "registry": 1,
     "tables": 1,
+    "archives": 1,  # zip model files' declared sizes, checked before inflating
     "data": 1,
     "crf": 1,
     "runtime": 2,  # tagging in NumPy: imports data and crf's torch-free modules, never torch

@@ -7,6 +7,7 @@ import math
 import os
 import subprocess
 import sys
+import zipfile
 
 import pytest
 import torch
@@ -130,14 +131,67 @@ def test_the_command_line_says_it_in_one_line(payload, tmp_path):
         assert done.stderr.count("\n") == 1
 
 
-def test_a_fifo_as_the_model_is_refused_not_waited_on(tmp_path):
-    fifo = tmp_path / "model.pt"
-    os.mkfifo(fifo)
-    done = subprocess.run(
-        [sys.executable, "-m", "crftag", "predict", "-m", str(fifo)],
+def predict_with(model):
+    """``crftag predict -m MODEL`` on one word, in a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "crftag", "predict", "-m", str(model)],
         input="Berlin\n",
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
     )
+
+
+def test_a_fifo_as_the_model_is_refused_not_waited_on(tmp_path):
+    fifo = tmp_path / "model.pt"
+    os.mkfifo(fifo)
+    done = predict_with(fifo)
     assert done.returncode == 2 and "not a regular file" in done.stderr
+
+
+def with_a_deflated_record(source, target, padding):
+    """``source``'s zip records, the largest one followed by ``padding`` zero bytes and
+    deflated: a file of kilobytes that declares megabytes or more."""
+    with zipfile.ZipFile(source) as original, zipfile.ZipFile(target, "w") as crafted:
+        records = original.infolist()
+        largest = max(records, key=lambda record: record.file_size)
+        for record in records:
+            data = original.read(record)
+            if record is largest:
+                crafted.writestr(record.filename, data + bytes(padding), zipfile.ZIP_DEFLATED)
+            else:
+                crafted.writestr(record, data)
+
+
+@pytest.mark.parametrize("exported", [False, True], ids=["checkpoint", "npz"])
+def test_a_record_declaring_more_than_the_file_holds_is_refused_uninflated(
+    sample_model, tmp_path, exported
+):
+    source = tmp_path / "model.npz" if exported else sample_model / "model.pt"
+    if exported:
+        export = ["export", str(sample_model), str(source), "--format", "numpy"]
+        assert subprocess.run([sys.executable, "-m", "crftag", *export]).returncode == 0
+    crafted = tmp_path / ("crafted.npz" if exported else "crafted.pt")
+    with_a_deflated_record(source, crafted, padding=64 << 20)
+    assert os.path.getsize(crafted) < 4 << 20
+    done = predict_with(crafted)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(f"crftag: error: {crafted}: its records declare ")
+    assert done.stderr.endswith(
+        "store their records uncompressed, so this one is damaged or crafted\n"
+    )
+    assert done.stderr.count("\n") == 1
+
+
+def test_a_recompressed_model_within_the_bound_still_loads(sample_model, tmp_path):
+    recompressed = tmp_path / "deflated.pt"
+    with (
+        zipfile.ZipFile(sample_model / "model.pt") as original,
+        zipfile.ZipFile(recompressed, "w", zipfile.ZIP_DEFLATED) as copy_,
+    ):
+        for record in original.infolist():
+            copy_.writestr(record.filename, original.read(record))
+    loaded, original = load_model(str(recompressed)), load_model(str(sample_model))
+    assert loaded.vocabularies.tags.symbols == original.vocabularies.tags.symbols
+    for name, weight in original.model.state_dict().items():
+        assert torch.equal(loaded.model.state_dict()[name], weight)

@@ -20,6 +20,7 @@ from collections.abc import Collection, Mapping
 
 import numpy as np
 
+from crftag.archives import check_declared_sizes
 from crftag.errors import CrftagError
 
 __all__ = [
@@ -115,6 +116,7 @@ def is_archive(path: str) -> bool:
 def read_archive(path: str) -> tuple[dict, dict[str, np.ndarray]]:
     """(metadata, weights) of an exported model, every floating-point weight float32 (float16
     ones widened, int8 ones dequantized); a file that is not one is a one-line error."""
+    check_declared_sizes(path)
     try:
         with np.load(path, allow_pickle=False) as archive:
             if METADATA not in archive.files:

@@ -119,6 +119,14 @@ def bench_shape(batch, low, high, num_tags, repeats):
     result["marginals_s"] = against_nll["crftag_s"]
     result["marginals_nll_s"] = against_nll["pytorch_crf_s"]  # the NLL f+b it alternated with
     result["marginals_over_nll"] = 1.0 / against_nll["speedup"]
+    # Decoding emissions that still require grad (a model's output outside no_grad) against
+    # detached ones: decoding never needs the graph, so the same kernel should run.
+    with_grad = emissions.clone().requires_grad_(True)
+    detached_s, grad_s, ratio = paired_seconds(
+        lambda: ours.decode(emissions, mask), lambda: ours.decode(with_grad, mask), repeats
+    )
+    result["decode_requires_grad"] = {"detached_s": detached_s, "requires_grad_s": grad_s}
+    result["decode_requires_grad"]["ratio"] = ratio
     return result
 
 

@@ -396,6 +396,16 @@ def print_table(report):
                 f"{result['marginals_over_nll']:.2f}x (target <= 1)",
             )
         )
+        grad = result.get("decode_requires_grad")
+        if grad is not None:
+            rows.append(
+                (
+                    f"CRF decode, emissions requiring grad, {name}",
+                    f"{grad['requires_grad_s'] * 1e3:.2f} ms",
+                    f"detached {grad['detached_s'] * 1e3:.2f} ms",
+                    f"{grad['ratio']:.2f}x (target <= 1.5)",
+                )
+            )
     step = report["training_step"]
     rows.append(
         (

@@ -118,13 +118,35 @@ class CRF(nn.Module):
         wider = torch.promote_types(potentials[0].dtype, emissions.dtype)
         return tuple(p.to(wider) for p in potentials)
 
+    def _kernel_inputs(
+        self, emissions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(emissions, transitions, start, end) in one dtype, the wider of the two and at least
+        float32: the kernels take one float dtype, and float16 or bfloat16 sums over a sentence
+        would lose the probabilities (a model in half precision still decodes and scores in
+        float32). Differentiable: the casts pass gradients back in the callers' dtypes."""
+        potentials = self.potentials()
+        common = torch.promote_types(potentials[0].dtype, emissions.dtype)
+        common = torch.promote_types(common, torch.float32)
+        return emissions.to(common), *(p.to(common) for p in potentials)
+
+    def _inference_inputs(
+        self, emissions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """:meth:`_kernel_inputs` detached, for the entry points that are never differentiated
+        (decoding, n-best, marginals): emissions that still require grad, or parameters that
+        do, must neither build a graph nor send Viterbi to the torch loop."""
+        return tuple(tensor.detach() for tensor in self._kernel_inputs(emissions))
+
     # ----------------------------------------------------------------------------------------
     # Public API
 
     def log_partition(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """log Z for each sentence by the forward algorithm. Returns (B,)."""
+        """log Z for each sentence by the forward algorithm. Returns (B,), in the wider of
+        float32 and the emissions' dtype; differentiable."""
         self._validate(emissions, mask)
-        return kernels.log_partition(emissions, mask, *self._potentials_for(emissions))
+        emissions, transitions, start, end = self._kernel_inputs(emissions)
+        return kernels.log_partition(emissions, mask, transitions, start, end)
 
     def score(
         self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor
@@ -193,10 +215,13 @@ class CRF(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Viterbi: the highest-scoring tag sequence of each sentence.
 
-        Returns tags (B, T) long with 0 where masked, and their scores (B,).
+        Returns tags (B, T) long with 0 where masked, and their scores (B,) in the wider of
+        float32 and the emissions' dtype, not differentiable (:meth:`score` is).
         """
         self._validate(emissions, mask)
-        return viterbi(emissions, mask, *self.potentials())
+        emissions, transitions, start, end = self._inference_inputs(emissions)
+        with torch.no_grad():
+            return viterbi(emissions, mask, transitions, start, end)
 
     def constrained_log_partition(
         self, emissions: torch.Tensor, mask: torch.Tensor, allowed_tags: torch.Tensor
@@ -227,39 +252,16 @@ class CRF(nn.Module):
         self._validate(emissions, mask)
         if k < 1:
             raise ValueError(f"expected k >= 1, got {k}")
-        transitions, start, end = self.potentials()
-        batch_size, length, num_tags = emissions.shape
-        # best[b, j, r]: the r-th best score of a prefix ending in tag j.
-        best = emissions.new_full((batch_size, num_tags, k), float("-inf"))
-        best[:, :, 0] = start + emissions[:, 0]
-        # A back-pointer is a flat index  from_tag * k + from_rank  into the previous step.
-        identity = torch.arange(num_tags * k, device=emissions.device).view(1, num_tags, k)
-        identity = identity.expand(batch_size, -1, -1)
-        backpointers = []
-        for t in range(1, length):
-            # (B, K from, k, 1) + (1, K from, 1, K to) -> (B, K from * k, K to)
-            candidates = (best.unsqueeze(3) + transitions.view(1, num_tags, 1, num_tags)).reshape(
-                batch_size, num_tags * k, num_tags
-            )
-            top, index = candidates.topk(k, dim=1)  # (B, k, K to)
-            step = top.transpose(1, 2) + emissions[:, t].unsqueeze(2)  # (B, K to, k)
-            active = mask[:, t].view(batch_size, 1, 1)
-            best = torch.where(active, step, best)
-            backpointers.append(torch.where(active, index.transpose(1, 2), identity))
-        final = (best + end.view(1, num_tags, 1)).reshape(batch_size, num_tags * k)
-        scores, flat = final.topk(k, dim=1)  # (B, k)
-        path = [flat // k]
-        for pointers in reversed(backpointers):
-            flat = pointers.reshape(batch_size, num_tags * k).gather(1, flat)
-            path.append(flat // k)
-        path.reverse()
-        tags = torch.stack(path, dim=2).masked_fill(~mask.unsqueeze(1), 0)  # (B, k, T)
-        return tags, scores
+        emissions, transitions, start, end = self._inference_inputs(emissions)
+        with torch.no_grad():
+            return _nbest(emissions, mask, transitions, start, end, k)
 
     def marginals(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """p(y_t = k | x) at every position, by forward-backward. Returns (B, T, K), 0 if masked."""
+        """p(y_t = k | x) at every position, by forward-backward. Returns (B, T, K), 0 if masked,
+        in the wider of float32 and the emissions' dtype; not differentiable."""
         self._validate(emissions, mask)
-        return kernels.marginals(emissions, mask, *self.potentials())
+        emissions, transitions, start, end = self._inference_inputs(emissions)
+        return kernels.marginals(emissions, mask, transitions, start, end)
 
     # ----------------------------------------------------------------------------------------
     # The two recursions
@@ -349,3 +351,43 @@ def _bool_buffer(value: torch.Tensor | None, shape: tuple[int, ...], name: str) 
     if tuple(value.shape) != shape:
         raise ValueError(f"expected {name} of shape {shape}, got {tuple(value.shape)}")
     return value.clone()
+
+
+def _nbest(
+    emissions: torch.Tensor,
+    mask: torch.Tensor,
+    transitions: torch.Tensor,
+    start: torch.Tensor,
+    end: torch.Tensor,
+    k: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """List Viterbi: tags (B, k, T) and scores (B, k), as :meth:`CRF.decode_nbest` returns them.
+    Torch operations on any device: on the CPU, NumPy's argsort-based version
+    (:func:`crftag.crf.posteriors.nbest_arrays`) is about 2x slower than topk."""
+    batch_size, length, num_tags = emissions.shape
+    # best[b, j, r]: the r-th best score of a prefix ending in tag j.
+    best = emissions.new_full((batch_size, num_tags, k), float("-inf"))
+    best[:, :, 0] = start + emissions[:, 0]
+    # A back-pointer is a flat index  from_tag * k + from_rank  into the previous step.
+    identity = torch.arange(num_tags * k, device=emissions.device).view(1, num_tags, k)
+    identity = identity.expand(batch_size, -1, -1)
+    backpointers = []
+    for t in range(1, length):
+        # (B, K from, k, 1) + (1, K from, 1, K to) -> (B, K from * k, K to)
+        candidates = (best.unsqueeze(3) + transitions.view(1, num_tags, 1, num_tags)).reshape(
+            batch_size, num_tags * k, num_tags
+        )
+        top, index = candidates.topk(k, dim=1)  # (B, k, K to)
+        step = top.transpose(1, 2) + emissions[:, t].unsqueeze(2)  # (B, K to, k)
+        active = mask[:, t].view(batch_size, 1, 1)
+        best = torch.where(active, step, best)
+        backpointers.append(torch.where(active, index.transpose(1, 2), identity))
+    final = (best + end.view(1, num_tags, 1)).reshape(batch_size, num_tags * k)
+    scores, flat = final.topk(k, dim=1)  # (B, k)
+    path = [flat // k]
+    for pointers in reversed(backpointers):
+        flat = pointers.reshape(batch_size, num_tags * k).gather(1, flat)
+        path.append(flat // k)
+    path.reverse()
+    tags = torch.stack(path, dim=2).masked_fill(~mask.unsqueeze(1), 0)  # (B, k, T)
+    return tags, scores

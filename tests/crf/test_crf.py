@@ -3,7 +3,6 @@ pytorch-crf as an independent implementation."""
 
 import itertools
 import math
-import os
 import warnings
 
 import pytest
@@ -21,18 +20,6 @@ def float64():
     torch.set_default_dtype(previous)
 
 
-def skip_unless_compiled() -> None:
-    """Skip a test of the compiled kernels where the install could not build them, unless
-    CRFTAG_REQUIRE_COMPILED is set (CI sets it), where their absence is a failure."""
-    from crftag.crf import kernels as crf_kernels
-
-    if crf_kernels.compiled_kernels_available():
-        return
-    if os.environ.get("CRFTAG_REQUIRE_COMPILED"):
-        pytest.fail("CRFTAG_REQUIRE_COMPILED is set but crftag._compiled was not built")
-    pytest.skip("the compiled kernels were not built in this install")
-
-
 @pytest.fixture(params=["compiled", "numpy", "torch"])
 def recursion_steps(request, monkeypatch):
     """Run a test with the compiled forward-backward (crftag/crf/_compiled.c; skipped where it was
@@ -41,7 +28,7 @@ def recursion_steps(request, monkeypatch):
     from crftag.crf import kernels as crf_kernels
 
     if request.param == "compiled":
-        skip_unless_compiled()
+        request.getfixturevalue("compiled_kernels")
         return request.param
     monkeypatch.setattr(crf_kernels, "_compiled", None)
     if request.param == "torch":
@@ -112,7 +99,7 @@ def test_score_equals_hand_computed_path_score(num_tags, seed):
         torch.testing.assert_close(scores[b], expected, atol=1e-10, rtol=0)
 
 
-def use_viterbi(implementation: str, monkeypatch) -> None:
+def use_viterbi(implementation: str, monkeypatch, request) -> None:
     """Make CPU decoding run one implementation: "compiled" (crftag/crf/_compiled.c, skipped
     where it was not built), "numpy" (the fallback loop) or "torch" (the path other devices
     take)."""
@@ -120,7 +107,7 @@ def use_viterbi(implementation: str, monkeypatch) -> None:
     from crftag.crf import viterbi as crf_viterbi
 
     if implementation == "compiled":
-        skip_unless_compiled()
+        request.getfixturevalue("compiled_kernels")
         return
     monkeypatch.setattr(crf_kernels, "_compiled", None)
     if implementation == "torch":
@@ -129,8 +116,8 @@ def use_viterbi(implementation: str, monkeypatch) -> None:
 
 @pytest.mark.parametrize("implementation", ["compiled", "numpy", "torch"])
 @pytest.mark.parametrize("num_tags,seed", CASES)
-def test_viterbi_equals_brute_force(num_tags, seed, implementation, monkeypatch):
-    use_viterbi(implementation, monkeypatch)
+def test_viterbi_equals_brute_force(num_tags, seed, implementation, monkeypatch, request):
+    use_viterbi(implementation, monkeypatch, request)
     crf = random_crf(num_tags, seed)
     emissions, mask, lengths = random_batch(4, 5, num_tags, seed)
     tags, scores = crf.decode(emissions, mask)
@@ -197,12 +184,11 @@ def random_kernel_case(generator, limits, dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_compiled_viterbi_is_bit_identical_to_the_numpy_loop(dtype):
+def test_compiled_viterbi_is_bit_identical_to_the_numpy_loop(dtype, compiled_kernels):
     """The C kernel follows the NumPy loop's floating-point order and tie rule (lowest index),
     so paths and scores agree exactly, on ties, forbidden (-inf) moves and inf padding too."""
     from crftag.crf import viterbi as crf_viterbi
 
-    skip_unless_compiled()
     generator = torch.Generator().manual_seed(5)
     for case in range(200):
         emissions, mask, moves = random_kernel_case(generator, (1, 40, 30, 20), dtype)
@@ -233,11 +219,12 @@ def log_partition_and_gradients(emissions, mask, moves, compiled, monkeypatch):
     return [log_z.detach()] + [leaf.grad for leaf in leaves]
 
 
-def test_compiled_forward_backward_agrees_with_the_recursions_in_float32(monkeypatch):
+def test_compiled_forward_backward_agrees_with_the_recursions_in_float32(
+    monkeypatch, compiled_kernels
+):
     """The float32 kernel against the NumPy-stepped recursions (the brute-force tests cover
     float64): same log Z and gradients to rounding, with forbidden moves and inf padding."""
 
-    skip_unless_compiled()
     generator = torch.Generator().manual_seed(9)
     for case in range(60):
         emissions, mask, moves = random_kernel_case(generator, (2, 20, 30, 19), torch.float32)

@@ -19,6 +19,7 @@ from crftag.nn.encoders import (
     CasingEmbedding,
     CharCNN,
     CharLSTM,
+    Dropout,
     LockedDropout,
     WordBiLSTM,
     WordEmbedding,
@@ -151,7 +152,7 @@ class BiLSTMCRF(CRFTagger):
                 raise ValueError("expected the character vocabulary's symbols for casing_dim > 0")
             self.casing = CasingEmbedding(char_symbols, config.casing_dim)
         self.dropout = (
-            LockedDropout(config.dropout) if config.locked_dropout else nn.Dropout(config.dropout)
+            LockedDropout(config.dropout) if config.locked_dropout else Dropout(config.dropout)
         )
         self.encoder = WordBiLSTM(
             config.word_dim + char_size + config.casing_dim,

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from crftag.data.conll import open_binary, read_lines, source_name
+from crftag.data.conll import open_binary, read_lines, shown, source_name
 from crftag.errors import CrftagError, located
 
 __all__ = [
@@ -23,10 +23,17 @@ __all__ = [
     "format_span_jsonl",
     "read_annotations",
     "read_brat",
+    "read_document_text",
     "read_label_studio",
     "read_span_jsonl",
     "write_brat",
 ]
+
+# The most one document may hold, a line of span JSONL or a whole text file (a bound on memory:
+# a file without line breaks, such as /dev/zero, is refused after it); and the most a Label
+# Studio export, one JSON array of documents read whole, may hold.
+MAX_DOCUMENT_BYTES = 64 << 20
+MAX_EXPORT_BYTES = 256 << 20
 
 # Characters that some readers take for line ends (Python's str.splitlines, JavaScript): kept
 # escaped, so a record never splits across lines. json.dumps escapes the ASCII ones already.
@@ -89,7 +96,7 @@ def read_annotations(path: str) -> Iterator[Document]:
 
 def read_span_jsonl(stream: BinaryIO, source: str) -> Iterator[Document]:
     """One document per non-blank line of a JSON lines stream."""
-    for number, line in read_lines(stream, source):
+    for number, line in read_lines(stream, source, max_bytes=MAX_DOCUMENT_BYTES):
         if not line.strip():
             continue
         try:
@@ -191,8 +198,9 @@ def _tags(value, tokens, where: str):
 def read_label_studio(stream: BinaryIO, source: str) -> Iterator[Document]:
     """The tasks of a Label Studio JSON export; each task's first annotation that was not
     cancelled gives its spans (``labels`` results)."""
+    data = _read_bounded(stream, source, MAX_EXPORT_BYTES, "a Label Studio export")
     try:
-        tasks = json.loads(stream.read().decode("utf-8-sig"))
+        tasks = json.loads(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise CrftagError(f"{source}: not a Label Studio JSON export ({error})") from None
     if not isinstance(tasks, list):
@@ -227,7 +235,7 @@ def check_overlaps(document: Document) -> None:
 
 
 def _described(span: CharSpan, document: Document) -> str:
-    return f"[{span.start}, {span.end}) {span.label} {document.text[span.start : span.end]!r}"
+    return f"[{span.start}, {span.end}) {span.label} {shown(document.text[span.start : span.end])}"
 
 
 def format_span_jsonl(document: Document) -> str:
@@ -258,12 +266,31 @@ def read_brat(folder: str) -> Iterator[Document]:
             "a .txt and an .ann, empty if need be, for every document)"
         )
     for name in names:
-        with open(os.path.join(folder, name + ".txt"), encoding="utf-8", newline="") as stream:
-            text = stream.read()
+        path = os.path.join(folder, name + ".txt")
+        with open(path, "rb") as stream:
+            text = read_document_text(stream, path)
         annotation = os.path.join(folder, name + ".ann")
         yield Document(
             text, tuple(sorted(_brat_spans(annotation, text))), source=annotation, id=name
         )
+
+
+def read_document_text(stream: BinaryIO, source: str) -> str:
+    """The whole of ``stream`` as one document's text: UTF-8, exactly as in the file (line ends
+    and a byte-order mark included), at most ``MAX_DOCUMENT_BYTES``."""
+    data = _read_bounded(stream, source, MAX_DOCUMENT_BYTES, "a document")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise located(source, line, "not valid UTF-8") from None
+
+
+def _read_bounded(stream: BinaryIO, source: str, limit: int, what: str) -> bytes:
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise CrftagError(f"{source}: longer than {limit} bytes, the most {what} may hold")
+    return data
 
 
 def _brat_spans(path: str, text: str) -> list[CharSpan]:
@@ -278,20 +305,21 @@ def _brat_spans(path: str, text: str) -> list[CharSpan]:
                 problem = (
                     "a discontinuous span, which no tag sequence can say"
                     if ";" in line
-                    else "expected 'ID<TAB>LABEL START END<TAB>TEXT'"
+                    else f"expected 'ID<TAB>LABEL START END<TAB>TEXT', got {shown(line)}"
                 )
                 raise located(path, number, problem)
             label, start, end = kind[0], kind[1], kind[2]
-            if not (start.isdigit() and end.isdigit()) or not 0 <= int(start) < int(end) <= len(
-                text
-            ):
-                raise located(path, number, f"offsets {start} {end} are not within the text")
+            # ASCII digits: str.isdigit also takes superscripts, which int() refuses.
+            digits = all(value.isascii() and value.isdigit() for value in (start, end))
+            if not digits or not 0 <= int(start) < int(end) <= len(text):
+                offsets = shown(f"{start} {end}")
+                raise located(path, number, f"offsets {offsets} are not within the text")
             if _one_line(text[int(start) : int(end)]) != _one_line(fields[2]):
                 raise located(
                     path,
                     number,
-                    f"the text {fields[2]!r} is not the text's [{start}, {end}) "
-                    f"{text[int(start) : int(end)]!r}",
+                    f"the text {shown(fields[2])} is not the text's [{start}, {end}) "
+                    f"{shown(text[int(start) : int(end)])}",
                 )
             spans.append(CharSpan(int(start), int(end), label))
     return spans

@@ -1,14 +1,16 @@
 """Reading and writing column files: CoNLL-2003, two-column ``word tag`` files and CoNLL-U.
 
 Everything streams: readers are generators over the lines of a binary file, so a corpus of any size
-or an endless stdin is read one sentence at a time. Input is UTF-8 (a byte-order mark and CRLF line
-ends are accepted); a line that is not UTF-8, holds a NUL byte or has the wrong number of columns is
-an error naming the file and line.
+or an endless stdin is read one sentence at a time, and no line longer than ``MAX_LINE_BYTES`` is
+held in memory. Input is UTF-8 (a byte-order mark and CRLF line ends are accepted); a line that is
+not UTF-8, holds a NUL byte, is too long, holds a carriage return that ends no line (CR-only line
+ends) or has the wrong number of columns is an error naming the file and line.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
@@ -28,11 +30,21 @@ __all__ = [
     "read_columns",
     "read_corpus",
     "read_lines",
+    "shown",
     "source_name",
 ]
 
 DOCSTART = "-DOCSTART-"
 CONLLU_COLUMNS = 10
+# The longest line read, without its line end: a file with no line breaks (/dev/zero, a binary
+# file) is refused after this many bytes instead of filling memory.
+MAX_LINE_BYTES = 4 << 20
+# CoNLL-U IDs in ASCII digits (str.isdigit also takes superscripts and other scripts' digits): a
+# word, or a multiword-token range (3-4) or an empty node (5.1), which are not words.
+_CONLLU_WORD_ID = re.compile(r"[0-9]+")
+_CONLLU_OTHER_ID = re.compile(r"[0-9]+-[0-9]+|[0-9]+\.[0-9]+")
+SHOWN_CHARACTERS = 60  # of a line quoted in an error
+SHOWN_CODE_POINTS = 5  # invisible characters of a quoted line named by code point
 
 
 @dataclass(frozen=True)
@@ -119,33 +131,87 @@ def open_binary(path: str) -> Iterator[BinaryIO]:
 
 
 def read_lines(
-    stream: BinaryIO, source: str, on_error: str = "stop", allow_nul: bool = False
+    stream: BinaryIO,
+    source: str,
+    on_error: str = "stop",
+    allow_nul: bool = False,
+    max_bytes: int | None = None,
 ) -> Iterator[tuple[int, str | None]]:
     """(line number, text) for each line of a UTF-8 byte stream, line ends and BOM removed.
 
     A line that is not UTF-8, or holds a NUL byte (a sign of a binary file, unless ``allow_nul``
     for raw text, where it is just a control character), is an error naming it
     (``on_error="stop"``), or (``"skip"``) a warning on stderr and ``None`` for its text, so the
-    caller can keep its place.
+    caller can keep its place. A line longer than ``max_bytes`` (default ``MAX_LINE_BYTES``) or
+    with a carriage return that ends no line is always an error: the stream's lines cannot be
+    told apart then.
     """
-    for number, raw in enumerate(stream, 1):
+    for number, text, readable in _decoded_lines(stream, source, on_error, allow_nul, max_bytes):
+        yield number, text if readable else None
+
+
+def _decoded_lines(
+    stream: BinaryIO,
+    source: str,
+    on_error: str = "stop",
+    allow_nul: bool = False,
+    max_bytes: int | None = None,
+) -> Iterator[tuple[int, str, bool]]:
+    """:func:`read_lines` with every line's text: (number, text, readable), where the text of a
+    line skipped under ``on_error="skip"`` has U+FFFD for each byte that is not UTF-8, so that a
+    caller can write it back in its place."""
+    limit = MAX_LINE_BYTES if max_bytes is None else max_bytes
+    number = 0
+    while True:
+        # readline on the bytes, never a text wrapper: its size counts bytes, and it splits on
+        # \n only, so a lone \r stays in the line to be found below.
+        raw = stream.readline(limit + 2)  # room for the \r\n after a line of `limit` bytes
+        if not raw:
+            return
+        number += 1
+        line = raw[:-1] if raw.endswith(b"\n") else raw
+        line = line.rstrip(b"\r")
+        if b"\r" in line:
+            raise located(source, number, _line_end_problem(number))
+        if len(line) > limit or (len(raw) == limit + 2 and not raw.endswith(b"\n")):
+            raise located(source, number, f"line longer than {limit} bytes")
         problem = None
-        if not allow_nul and b"\x00" in raw:
+        if not allow_nul and b"\x00" in line:
             problem = "contains a NUL byte; is this a binary file?"
         else:
             try:
-                text = raw.decode("utf-8")
+                text = line.decode("utf-8")
             except UnicodeDecodeError as error:
                 problem = f"not valid UTF-8 (byte {error.start + 1} of the line)"
         if problem is not None:
             if on_error != "skip":
                 raise located(source, number, problem)
             print(f"crftag: warning: {source}:{number}: {problem}; skipped", file=sys.stderr)
-            yield number, None
+            yield number, line.decode("utf-8", errors="replace"), False
             continue
         if number == 1 and text.startswith("\ufeff"):
             text = text[1:]
-        yield number, text.rstrip("\r\n")
+        yield number, text, True
+
+
+def _line_end_problem(number: int) -> str:
+    """A carriage return inside a line: the file's line ends are CR alone (old Mac OS), or
+    mixed, which no reader splits the same way."""
+    if number == 1:
+        return "old Mac (CR-only) line ends; convert to \\n"
+    return "a carriage return (\\r) not followed by \\n: mixed line ends; convert to \\n"
+
+
+def shown(text: str) -> str:
+    """A line's content as an error quotes it: ``repr`` (which escapes tabs and the characters
+    that print as nothing), cut at ``SHOWN_CHARACTERS``, then the code points of invisible
+    characters, so a line holding only U+FEFF reads ``'\\ufeff' (U+FEFF)``."""
+    quoted = repr(text[:SHOWN_CHARACTERS]) + ("..." if len(text) > SHOWN_CHARACTERS else "")
+    invisible = sorted({c for c in text if c not in " \t" and (c.isspace() or not c.isprintable())})
+    if invisible:
+        named = [f"U+{ord(c):04X}" for c in invisible[:SHOWN_CODE_POINTS]]
+        quoted += f" ({', '.join(named)}{', ...' if len(invisible) > SHOWN_CODE_POINTS else ''})"
+    return quoted
 
 
 def detect_format(path: str) -> str:
@@ -163,9 +229,8 @@ def detect_format(path: str) -> str:
                 return "conllu"
             if text.strip():
                 fields = text.split("\t")
-                return (
-                    "conllu" if len(fields) == CONLLU_COLUMNS and fields[0].isdigit() else "conll"
-                )
+                word_line = _CONLLU_WORD_ID.fullmatch(fields[0]) is not None
+                return "conllu" if len(fields) == CONLLU_COLUMNS and word_line else "conll"
     return "conll"
 
 
@@ -192,7 +257,8 @@ def read_columns(
     ``keep_raw`` keeps each sentence's original lines (for writing them back). ``keep_markup``
     also yields blocks that hold no word at all (a ``-DOCSTART-`` line, comments before the end of
     the file) as sentences with no tokens, so that predict loses no line of its input.
-    ``on_error`` as in :func:`read_lines`.
+    ``on_error`` as in :func:`read_lines`; a line skipped under ``"skip"`` is no word, but stays
+    among the sentence's original lines (its bytes that are not UTF-8 as U+FFFD).
     """
     expected_columns: int | None = None
     expected_from = 0
@@ -202,8 +268,10 @@ def read_columns(
     rows: list[int] = []
     first_line = 0
     document = 0
-    for number, text in read_lines(stream, source, on_error):
-        if text is None:  # a bad line, already reported, skipped
+    for number, text, readable in _decoded_lines(stream, source, on_error):
+        if not readable:  # reported already; kept in its place, but no word
+            first_line = first_line if raw else number
+            raw.append(text)
             continue
         if not text.strip():
             if tokens or (keep_markup and raw):
@@ -219,15 +287,17 @@ def read_columns(
                 raw.append(text)
                 continue
             fields = text.split("\t")
-            _check_count(fields, CONLLU_COLUMNS, source, number, "CoNLL-U needs 10 tab-separated")
-            if not fields[0].isdigit():  # "3-4" multiword range or "5.1" empty node: not a word
+            _check_count(
+                fields, CONLLU_COLUMNS, text, source, number, "CoNLL-U has 10, tab-separated"
+            )
+            if not _is_conllu_word(fields[0], text, source, number):
                 raw.append(text)
                 continue
         else:
             fields = text.split("\t") if "\t" in text else text.split()
             if fields[0] == DOCSTART:
                 # A document marker is no sentence: it ends the current one and is kept apart.
-                if tokens:
+                if tokens or (keep_markup and raw):
                     yield _sentence(tokens, tags, spec, first_line, raw, rows, keep_raw, document)
                     tokens, tags, raw, rows = [], [], [], []
                 document += 1
@@ -237,8 +307,9 @@ def read_columns(
                 continue
             if expected_columns is None:
                 expected_columns, expected_from = len(fields), number
-            _check_count(fields, expected_columns, source, number, f"line {expected_from} has")
-        word, tag = _pick(fields, spec, source, number)
+            why = f"line {expected_from} has {expected_columns}"
+            _check_count(fields, expected_columns, text, source, number, why)
+        word, tag = _pick(fields, spec, text, source, number)
         rows.append(len(raw))
         raw.append(text)
         tokens.append(word)
@@ -248,23 +319,49 @@ def read_columns(
         yield _sentence(tokens, tags, spec, first_line, raw, rows, keep_raw, document)
 
 
-def _check_count(fields: list[str], expected: int, source: str, number: int, why: str) -> None:
+def _check_count(
+    fields: list[str], expected: int, text: str, source: str, number: int, why: str
+) -> None:
     if len(fields) != expected:
         raise located(
-            source,
-            number,
-            f"expected {expected} columns ({why} {expected}), got {len(fields)}",
+            source, number, f"expected {expected} columns ({why}), got {_columns(fields, text)}"
         )
 
 
-def _pick(fields: list[str], spec: ColumnSpec, source: str, number: int) -> tuple[str, str | None]:
+def _columns(fields: list[str], text: str) -> str:
+    """``3 columns: 'the line'`` for messages."""
+    return f"{len(fields)} column{'s' if len(fields) != 1 else ''}: {shown(text)}"
+
+
+def _is_conllu_word(identifier: str, text: str, source: str, number: int) -> bool:
+    """Whether a CoNLL-U line with this ID is a word: a range (3-4) or an empty node (5.1) is
+    not, and any other ID is an error rather than a word silently passed over."""
+    if _CONLLU_WORD_ID.fullmatch(identifier):
+        return True
+    if _CONLLU_OTHER_ID.fullmatch(identifier):
+        return False
+    raise located(
+        source,
+        number,
+        f"CoNLL-U ID {identifier!r} is not a word number, a range (3-4) or an empty node (5.1): "
+        f"{shown(text)}",
+    )
+
+
+def _pick(
+    fields: list[str], spec: ColumnSpec, text: str, source: str, number: int
+) -> tuple[str, str | None]:
     columns = len(fields)
     wanted = [spec.word_column] + ([spec.tag_column] if spec.tag_column is not None else [])
     for column in wanted:
         if not -columns <= column < columns:
-            raise located(source, number, f"no column {column} in a line of {columns} columns")
+            raise located(
+                source, number, f"no column {column} in a line of {_columns(fields, text)}"
+            )
     if spec.tag_column is not None and columns < 2:
-        raise located(source, number, "expected a word and a tag column, got 1 column")
+        raise located(
+            source, number, f"expected a word and a tag column, got {_columns(fields, text)}"
+        )
     word = fields[spec.word_column]
     tag = fields[spec.tag_column] if spec.tag_column is not None else None
     return word, tag

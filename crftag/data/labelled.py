@@ -17,7 +17,13 @@ from crftag.data.annotations import read_annotations
 from crftag.data.conll import ColumnSpec, Sentence, detect_format, read_corpus
 from crftag.errors import CrftagError
 
-__all__ = ["ANNOTATION_FORMATS", "COLUMN_FORMATS", "detect_labelled_format", "read_labelled"]
+__all__ = [
+    "ANNOTATION_FORMATS",
+    "COLUMN_FORMATS",
+    "detect_annotation_format",
+    "detect_labelled_format",
+    "read_labelled",
+]
 
 COLUMN_FORMATS = ("conll", "conllu")
 ANNOTATION_FORMATS = ("jsonl", "brat")
@@ -27,13 +33,19 @@ WARNINGS_SHOWN = 5  # per file: the rest are counted, not listed
 def detect_labelled_format(path: str) -> str:
     """``brat`` for a folder, ``jsonl`` for a ``.jsonl`` or ``.json`` file or one whose first
     character is ``{`` or ``[``, else the column format :func:`detect_format` finds."""
+    return detect_annotation_format(path) or detect_format(path)
+
+
+def detect_annotation_format(path: str) -> str | None:
+    """:func:`detect_labelled_format`'s ``brat`` or ``jsonl``, found without reading any line;
+    None for anything else."""
     if os.path.isdir(path):
         return "brat"
     if path.endswith((".jsonl", ".json")):
         return "jsonl"
     if path != "-" and _first_character(path) in ("{", "["):
         return "jsonl"
-    return detect_format(path)
+    return None
 
 
 def _first_character(path: str) -> str:

@@ -21,12 +21,13 @@ from crftag.data.annotations import (
     Document,
     format_span_jsonl,
     read_annotations,
+    read_document_text,
     read_label_studio,
     read_span_jsonl,
 )
 from crftag.data.conll import open_binary
-from crftag.data.labelled import detect_labelled_format
-from crftag.errors import CrftagError, located
+from crftag.data.labelled import detect_annotation_format
+from crftag.errors import CrftagError
 from crftag.inference.records import Prediction, join_pieces, json_line
 
 if TYPE_CHECKING:
@@ -38,11 +39,13 @@ __all__ = ["predict_documents", "read_documents", "tag_documents"]
 def read_documents(path: str) -> Iterator[Document]:
     """The documents of one input, lazily (``-`` is stdin): JSON lines or Label Studio JSON when
     the input starts with ``{`` or ``[`` (or is named ``.jsonl``/``.json``), a brat folder's
-    documents, or else the whole input as one plain-text document."""
+    documents, or else the whole input as one plain-text document. A JSON lines record or a
+    plain-text document holds at most ``MAX_DOCUMENT_BYTES``
+    (:mod:`crftag.data.annotations`)."""
     if path == "-":
         yield from _read_stdin()
         return
-    if detect_labelled_format(path) in ("jsonl", "brat"):
+    if detect_annotation_format(path) is not None:
         yield from read_annotations(path)
         return
     with open_binary(path) as stream:
@@ -63,12 +66,7 @@ def _read_stdin() -> Iterator[Document]:
 
 
 def _plain_text(stream: BinaryIO, source: str) -> Document:
-    data = stream.read()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise located(source, line, "not valid UTF-8") from None
+    text = read_document_text(stream, source)
     return Document(text=text.removeprefix("\ufeff"), spans=(), source=source, line=1)
 
 

@@ -52,7 +52,8 @@ def read_sentences(
     """Records of one input, lazily. ``text`` lines are tokenized, ``tokens`` lines split on
     whitespace; every line of those two is one sentence, an empty line an empty sentence, and
     with ``on_error="skip"`` an unreadable line too. A text line is a document of its own;
-    column input has documents when it has ``-DOCSTART-`` or ``# newdoc`` markers."""
+    column input has documents when it has ``-DOCSTART-`` or ``# newdoc`` markers. CoNLL input
+    takes its word from ``word_column`` (None: the first), CoNLL-U always from FORM."""
     source = source_name(path)
     with open_binary(path) as stream:
         if input_format in ("text", "tokens"):
@@ -63,7 +64,11 @@ def read_sentences(
                 document = document_key(sentence, source, number)
                 yield Record(sentence, document=document, text=line)
             return
-        spec = ColumnSpec.for_format(input_format, word_column, tag_column=None)
+        # A CoNLL-U word is always FORM: the model's word column (trained on CoNLL files,
+        # perhaps word-first) says nothing about CoNLL-U, whose column 0 is the ID.
+        if input_format == "conllu":
+            word_column = None
+        spec = ColumnSpec.for_format(input_format, word_column)
         spec = ColumnSpec(spec.format, spec.word_column, tag_column=None)
         sentences = read_columns(
             stream, source, spec, keep_raw=True, keep_markup=True, on_error=on_error

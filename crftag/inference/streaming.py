@@ -32,7 +32,17 @@ from crftag.inference.shards import ShardWriter
 if TYPE_CHECKING:
     from crftag.inference.base import TaggerBase
 
-__all__ = ["PredictOptions", "Record", "predict_files", "read_sentences", "tag_files"]
+__all__ = [
+    "BatchSettings",
+    "PredictOptions",
+    "Record",
+    "batches_of",
+    "input_records",
+    "predict_files",
+    "read_sentences",
+    "tag_batch",
+    "tag_files",
+]
 
 
 @dataclass(frozen=True)
@@ -78,7 +88,24 @@ def read_sentences(
             yield Record(sentence, markup=not sentence.tokens, document=document)
 
 
-def _batches(
+def input_records(
+    paths: Iterable[str],
+    input_format: str,
+    word_column: int | None,
+    on_error: str,
+    output_format: str,
+) -> Iterator[Record]:
+    """The records of every input in turn, lazily; markup blocks only for CoNLL output (they
+    write nothing in JSON, so are no records there)."""
+    records = itertools.chain.from_iterable(
+        read_sentences(path, input_format, word_column, on_error) for path in paths
+    )
+    if output_format != "conll":
+        records = (record for record in records if not record.markup)
+    return records
+
+
+def batches_of(
     records: Iterable[Record], size: int, whole_documents: bool = False
 ) -> Iterator[list[Record]]:
     """Batches of records. An input error ends the stream, but only after the records read
@@ -185,8 +212,8 @@ def predict_files(
     if input_format == "doc":
         if shard[1] > 1:
             raise CrftagError(
-                "--shard/--jobs: document input is tagged a whole document at a time; tag it "
-                "in one process"
+                "--shard: document input is tagged a whole document at a time; tag it in one "
+                "process"
             )
         options = dict(probs=probs, nbest=nbest, min_confidence=min_confidence)
         return predict_documents(
@@ -200,17 +227,13 @@ def predict_files(
         )
     column_input = input_format in FILE_FORMATS
     word_column = tagger.config.data.word_column
-    records = itertools.chain.from_iterable(
-        read_sentences(path, input_format, word_column, on_error) for path in paths
-    )
-    if output_format != "conll":  # markup blocks write nothing in JSON: not records there
-        records = (record for record in records if not record.markup)
+    records = input_records(paths, input_format, word_column, on_error, output_format)
     index, count_of_shards = shard
     # Text lines are documents of their own, so only column input has documents to keep whole.
     whole_documents = tagger.document_context and column_input
     if whole_documents and shard[1] > 1:
         raise CrftagError(
-            "--shard/--jobs: this model has document context and tags whole documents of column "
+            "--shard: this model has document context and tags whole documents of column "
             "input together, in batches of varying size that `crftag merge` cannot interleave; "
             "tag the file in one process"
         )
@@ -218,36 +241,15 @@ def predict_files(
     if count_of_shards > 1:
         writer = ShardWriter(output, index, count_of_shards, batch_size, output_format)
         records = writer.hash_input(records)
-    batches = _batches(records, batch_size, whole_documents=whole_documents)
+    batches = batches_of(records, batch_size, whole_documents=whole_documents)
     if count_of_shards > 1:
         batches = itertools.islice(batches, index, None, count_of_shards)
     count = 0
-    full = output_format != "conll" or min_confidence > 0
+    settings = BatchSettings(
+        output_format, batch_size, probs, nbest, min_confidence, token_offsets, column_input
+    )
     for batch in batches:
-        token_lists = [list(record.sentence.tokens) for record in batch]
-        documents = [record.document for record in batch]
-        if full:
-            predictions = tagger.predict(
-                token_lists,
-                probs=probs,
-                nbest=nbest,
-                min_confidence=min_confidence,
-                batch_size=batch_size,
-                documents=documents,
-                texts=[record.text for record in batch],
-                token_offsets=token_offsets,
-            )
-        else:
-            predictions = [
-                Prediction(tokens=tokens, tags=tags)
-                for tokens, tags in zip(
-                    token_lists, tagger.tag(token_lists, batch_size, documents), strict=True
-                )
-            ]
-        formatted = [
-            format_record(record, prediction, output_format, column_input)
-            for record, prediction in zip(batch, predictions, strict=True)
-        ]
+        formatted = tag_batch(tagger, batch, settings)
         if writer is not None:
             writer.write(formatted)
         else:
@@ -257,6 +259,48 @@ def predict_files(
     if writer is not None:
         writer.finish()
     return count
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    """How :func:`tag_batch` tags and writes a batch (the options of :func:`predict_files`)."""
+
+    output_format: str
+    batch_size: int
+    probs: str | None
+    nbest: int
+    min_confidence: float
+    token_offsets: bool
+    column_input: bool
+
+
+def tag_batch(tagger: TaggerBase, batch: list[Record], settings: BatchSettings) -> list[str]:
+    """Each record of ``batch`` tagged and formatted, in order: one process's and each
+    ``--jobs`` worker's unit of work. CoNLL output needs only the Viterbi tags and takes the
+    fast path unless spans are filtered by confidence."""
+    token_lists = [list(record.sentence.tokens) for record in batch]
+    documents = [record.document for record in batch]
+    if settings.output_format != "conll" or settings.min_confidence > 0:
+        predictions = tagger.predict(
+            token_lists,
+            probs=settings.probs,
+            nbest=settings.nbest,
+            min_confidence=settings.min_confidence,
+            batch_size=settings.batch_size,
+            documents=documents,
+            texts=[record.text for record in batch],
+            token_offsets=settings.token_offsets,
+        )
+    else:
+        tags = tagger.tag(token_lists, settings.batch_size, documents)
+        predictions = [
+            Prediction(tokens=tokens, tags=tagged)
+            for tokens, tagged in zip(token_lists, tags, strict=True)
+        ]
+    return [
+        format_record(record, prediction, settings.output_format, settings.column_input)
+        for record, prediction in zip(batch, predictions, strict=True)
+    ]
 
 
 @dataclass(frozen=True)

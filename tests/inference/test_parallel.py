@@ -2,6 +2,8 @@
 worker's user error reaches the user as one line."""
 
 import io
+import json
+import select
 import subprocess
 import sys
 
@@ -76,3 +78,60 @@ def test_jobs_and_shard_do_not_combine(invoke, sample_model):
     assert result.stderr == (
         "crftag: error: --jobs and --shard do not combine; run one or the other\n"
     )
+
+
+def crftag_predict(model, *args, stdin):
+    return subprocess.run(
+        [sys.executable, "-m", "crftag", "predict", "-m", str(model), *args],
+        input=stdin,
+        capture_output=True,
+        timeout=300,
+    )
+
+
+def test_jobs_with_files_and_stdin_give_one_process_records_in_order(sample_model, tmp_path):
+    first = tmp_path / "b.txt"
+    first.write_text("".join(f"Anna Smith visited Berlin {i} .\n" for i in range(70)), "utf-8")
+    stdin = "".join(f"Peter lives in Paris {i} .\n" if i % 7 else "\n" for i in range(130))
+    stdin = stdin.encode("utf-8")
+    for inputs in (["-"], [str(first), "-"], ["-", str(first)]):
+        args = ["--format", "jsonl", "--batch-size", "8", *inputs]
+        one = crftag_predict(sample_model, *args, stdin=stdin)
+        jobs = crftag_predict(sample_model, "--jobs", "2", *args, stdin=stdin)
+        assert one.returncode == 0 and jobs.returncode == 0, jobs.stderr
+        assert jobs.stdout == one.stdout
+        assert len(jobs.stdout.splitlines()) == 130 + 70 * (str(first) in inputs)
+
+
+def test_jobs_stream_answers_while_stdin_stays_open(sample_model):
+    """Records come out while the input is still being written: stdin is read as it comes,
+    not copied whole first, and a pause in it does not hold back answers that are ready."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "crftag", "predict", "-m", str(sample_model), "--jobs", "2"]
+        + ["--batch-size", "1", "--format", "jsonl"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        process.stdin.write(b"Anna Smith lives in Berlin .\nPeter sings .\n")
+        process.stdin.flush()
+        ready, _, _ = select.select([process.stdout], [], [], 240)
+        assert ready, "no record while stdin stayed open"
+        first = json.loads(process.stdout.readline())
+        assert first["tokens"] == ["Anna", "Smith", "lives", "in", "Berlin", "."]
+    finally:
+        process.stdin.close()
+        process.wait(timeout=120)
+    assert process.returncode == 0
+    assert json.loads(process.stdout.read())["tokens"] == ["Peter", "sings", "."]
+
+
+def test_jobs_input_error_names_stdin_after_the_records_before_it(sample_model):
+    stdin = b"Anna sings .\n" * 20 + b"caf\xe9\n" + b"Peter sings .\n"
+    one = crftag_predict(sample_model, "--batch-size", "4", stdin=stdin)
+    jobs = crftag_predict(sample_model, "--jobs", "2", "--batch-size", "4", stdin=stdin)
+    assert jobs.returncode == one.returncode == 2
+    assert jobs.stdout == one.stdout and jobs.stdout.count(b"\n\n") == 20
+    assert jobs.stderr == one.stderr
+    assert jobs.stderr.decode("utf-8").startswith("crftag: error: <stdin>:21: not valid UTF-8")

@@ -3,6 +3,8 @@ document, in training, tagging, ``predict`` and ``eval``. Reading documents and 
 whole are tested in tests/data/test_conll.py and tests/data/test_batching.py."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -86,6 +88,13 @@ def test_eval_and_predict_use_the_documents(document_model, invoke, tmp_path):
     )
     assert sharded.status != 0 and "--shard" in sharded.stderr
     assert "Traceback" not in sharded.stderr
+    # --jobs cuts the whole-document batches one process cuts: the same bytes.
+    command = [sys.executable, "-m", "crftag", "predict", "-m", str(directory)]
+    command += ["--input-format", "conll", "--batch-size", "2", str(path)]
+    one = subprocess.run(command, capture_output=True, timeout=300)
+    jobs = subprocess.run([*command, "--jobs", "2"], capture_output=True, timeout=300)
+    assert one.returncode == jobs.returncode == 0, jobs.stderr
+    assert jobs.stdout == one.stdout
     scored = invoke(["eval", str(path), "-m", str(directory), "--json"])
     assert scored.status == 0, scored.stderr
     assert json.loads(scored.stdout)["accuracy"] == pytest.approx(

@@ -96,7 +96,7 @@ def evaluate(
     reading = replace(tagger.config.data, format=data_format.value, misaligned=misaligned.value)
     with _errors_file(errors) as sink:
         for path in files:
-            gold = reading.read(path)
+            gold = _for_file(reading, path).read(path)
             tagged = tag_sentences(
                 tagger,
                 gold,
@@ -256,3 +256,13 @@ def _report_unseen_labels(path: str, unseen: list[str]) -> None:
             f"{', '.join(unseen)}",
             err=True,
         )
+
+
+def _for_file(reading, path: str):
+    """The reading settings for one file: a CoNLL-U file's word is always FORM, whatever word
+    column the model was trained with (a word-first two-column file says nothing of CoNLL-U,
+    whose first column is the ID)."""
+    from crftag.data.labelled import detect_labelled_format
+
+    chosen = reading.format if reading.format != "auto" else detect_labelled_format(path)
+    return replace(reading, word_column=None) if chosen == "conllu" else reading

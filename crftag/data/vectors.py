@@ -17,6 +17,7 @@ from typing import BinaryIO
 import torch
 from tqdm import tqdm
 
+from crftag.data.conll import MAX_LINE_BYTES
 from crftag.errors import CrftagError, located
 
 __all__ = ["Embeddings", "check_embeddings", "read_embeddings"]
@@ -60,17 +61,21 @@ def _lines(path: str, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
     """(line number, line) of a plain or gzip stream; a truncated or corrupt gzip member is a
     located error (EOFError would otherwise reach the command line as an interruption)."""
     number = 0
-    lines = iter(stream)
     while True:
         try:
-            raw = next(lines)
-        except StopIteration:
-            return
+            raw = stream.readline(MAX_LINE_BYTES + 2)
         except EOFError:
             raise located(path, number + 1, "the gzip file ends early (truncated)") from None
         except (OSError, zlib.error) as error:
             raise located(path, number + 1, f"corrupt gzip data ({error})") from None
+        if not raw:
+            return
         number += 1
+        # A line is read in pieces of the bound: one that fills it without ending is too long.
+        if len(raw.rstrip(b"\r\n")) > MAX_LINE_BYTES or (
+            len(raw) == MAX_LINE_BYTES + 2 and not raw.endswith(b"\n")
+        ):
+            raise located(path, number, f"line longer than {MAX_LINE_BYTES} bytes")
         yield number, raw
 
 

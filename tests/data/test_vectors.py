@@ -5,6 +5,7 @@ import gzip
 import pytest
 import torch
 
+from crftag.data.conll import MAX_LINE_BYTES
 from crftag.data.vectors import check_embeddings, read_embeddings
 from crftag.errors import CrftagError
 
@@ -47,6 +48,17 @@ def test_malformed_lines_and_dimension_mismatch_name_the_line(tmp_path):
         read_embeddings(str(short), show_progress=False, max_words=1)
     with pytest.raises(CrftagError, match="no such embeddings file"):
         check_embeddings(str(tmp_path / "missing.txt"), 100)
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+def test_a_line_without_end_is_refused_at_the_bound_not_read_whole(tmp_path, compress):
+    endless = tmp_path / ("zeros.txt.gz" if compress else "zeros.txt")
+    data = b"the 0.1 0.2\n" + b"0" * (MAX_LINE_BYTES + 10)
+    endless.write_bytes(gzip.compress(data) if compress else data)
+    with pytest.raises(
+        CrftagError, match=rf"zeros.txt(.gz)?:2: line longer than {MAX_LINE_BYTES} bytes$"
+    ):
+        read_embeddings(str(endless), show_progress=False)
 
 
 @pytest.mark.parametrize("freeze", [True, False])

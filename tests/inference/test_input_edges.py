@@ -205,3 +205,25 @@ def test_on_error_skip_gives_back_every_line_of_column_input(
     ]
     assert result.stdout == "\n".join(written) + "\n"
     assert "caf\ufffd O\n" in result.stdout
+
+
+def test_eval_of_conllu_scores_form_whatever_the_model_word_column(
+    invoke, word_first_model, tmp_path
+):
+    words = ["EU", "rejects", "German", "calls", "to", "boycott", "British", "lamb", "."]
+    tags = ["B-ORG", "O", "B-MISC", "O", "O", "O", "B-MISC", "O", "O"]
+    pairs = list(zip(words, tags, strict=True))
+    conll = tmp_path / "gold.conll"
+    conll.write_text("".join(f"{word} {tag}\n" for word, tag in pairs) + "\n", "utf-8")
+    conllu = tmp_path / "gold.conllu"  # the entity tags in the UPOS column, which eval reads
+    rows = [f"{n}\t{word}\t_\t{tag}\t_\t_\t_\t_\t_\t_" for n, (word, tag) in enumerate(pairs, 1)]
+    conllu.write_text("\n".join(rows) + "\n\n", "utf-8")
+    scores = [
+        invoke(["eval", "-m", str(word_first_model), str(path), "--json"])
+        for path in (conll, conllu)
+    ]
+    assert [result.status for result in scores] == [0, 0], scores[1].stderr
+    by_file = [json.loads(result.stdout) for result in scores]
+    for entry in by_file:
+        entry.pop("file", None)
+    assert by_file[0] == by_file[1]

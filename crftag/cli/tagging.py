@@ -71,7 +71,8 @@ def predict(
         OnError,
         typer.Option(
             help="An unreadable input line: stop with its line number (after writing everything "
-            "before it), or skip it with a warning (an empty record for text input)."
+            "before it), or skip it with a warning (an empty record for text input; column "
+            "input writes the line back in place, untagged)."
         ),
     ] = OnError.stop,
     shard: Annotated[

@@ -2,24 +2,22 @@
 
 A config file has four sections, ``data``, ``vocab``, ``model`` and ``train``; every key is a
 field below, with its default, its description and its checks (docs/config.md is generated from
-them by :mod:`crftag.config_reference`). An unknown key is an error
-naming the nearest valid key; a value of the wrong type is an error naming the key and the type.
-Paths in the file are relative to the file; paths given with ``--set`` are relative to the current
-directory. Nothing changes a config after it is loaded.
+them by :mod:`crftag.config_reference`). An unknown key is an error naming the nearest valid
+key; a value of the wrong type, a float that is not finite or a number outside the key's bounds
+is an error naming the key, and every mistake is reported at once (:mod:`crftag.config_loading`
+reads the file and checks the values). Paths in the file are relative to the file; paths given
+with ``--set`` are relative to the current directory. Nothing changes a config after it is
+loaded.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
-import types
-import typing
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
+from crftag.config_loading import SHOWN_CHARS, build, parse_value, read_yaml_file
 from crftag.data.align import MISALIGNED_POLICIES
 from crftag.data.conll import ColumnSpec, Sentence, detect_format
 from crftag.data.labelled import read_labelled
@@ -52,27 +50,25 @@ TRAIN_SCHEMES = ("bioes", "iob2")  # schemes a model can be trained in
 
 REQUIRED: Any = dataclasses.MISSING  # the default of a key every config must set
 
+# Bounds on the numbers: generous for any model crftag trains, small enough that no value asks
+# for terabytes. The network's are those a model file may hold (crftag.checkpoint_schema).
+MAX_WIDTH = 4096  # any one width of the network: embedding, character, hidden sizes
+MAX_LAYERS = 16
+MAX_BUCKETS = 1 << 24
+MAX_WORDS = 10_000_000  # vocabulary entries
+MAX_COUNT = 1_000_000_000  # word frequencies
+MAX_COLUMN = 1000  # column indices, from either end
+MAX_EPOCHS = 100_000  # also of the epoch counts patience and average_from
+MAX_BATCH = 10_000
+MAX_SEED = 2**32 - 1  # what numpy's and CUDA's generators take
+MAX_DROPOUT = 0.95  # beyond, each unit survives so rarely that training only sees noise
+
 
 def _key(default: Any, doc: str, **checks: Any) -> Any:
     """A config key: its default, its description (docs/config.md is generated from it by
     :mod:`crftag.config_reference`), and the checks :func:`load_config` applies: ``choices``,
-    ``minimum``, ``probability={"one_allowed": bool}``."""
+    ``minimum`` (0 unless set), ``maximum`` (which every number has), ``probability=True``."""
     return field(default=default, metadata={"doc": doc, **checks})
-
-
-def minimum_of(spec: dataclasses.Field) -> int | None:
-    """The least value a numeric key accepts. Every number is a size, rate or count, so the
-    floor is 0 unless the key sets its own; column indices have none (negative ones count from
-    the end)."""
-    return spec.metadata.get("minimum", None if spec.name.endswith("_column") else 0)
-
-
-def probability_interval(spec: dataclasses.Field) -> str | None:
-    """``[0, 1]`` or ``[0, 1)`` for a key that is a probability, None for any other."""
-    probability = spec.metadata.get("probability")
-    if probability is None:
-        return None
-    return "[0, 1]" if probability["one_allowed"] else "[0, 1)"
 
 
 @dataclass(frozen=True)
@@ -96,10 +92,16 @@ class DataConfig:
         choices=("auto", *FILE_FORMATS, *ANNOTATION_FORMATS),
     )
     word_column: int | None = _key(
-        None, "0-based word column; null: the first column (CoNLL), FORM (CoNLL-U)."
+        None,
+        "0-based word column; null: the first column (CoNLL), FORM (CoNLL-U).",
+        minimum=-MAX_COLUMN,
+        maximum=MAX_COLUMN,
     )
     tag_column: int | None = _key(
-        None, "0-based tag column, negative from the end; null: the last column (CoNLL), UPOS."
+        None,
+        "0-based tag column, negative from the end; null: the last column (CoNLL), UPOS.",
+        minimum=-MAX_COLUMN,
+        maximum=MAX_COLUMN,
     )
     tag_scheme: str = _key(
         "auto",
@@ -134,16 +136,22 @@ class DataConfig:
 class VocabConfig:
     """How words are looked up, and which words the vocabulary holds."""
 
-    min_freq: int = _key(1, "Training words seen fewer times than this are unknown.")
+    min_freq: int = _key(
+        1, "Training words seen fewer times than this are unknown.", maximum=MAX_COUNT
+    )
     lowercase: bool = _key(False, "Look words up lower-cased.")
     normalize_digits: bool = _key(True, "Look words up with every digit replaced by 0.")
     max_size: int = _key(
-        2_000_000, "A larger vocabulary is an error, reported before allocation.", minimum=1
+        2_000_000,
+        "A larger vocabulary is an error, reported before allocation.",
+        minimum=1,
+        maximum=MAX_WORDS,
     )
     embedding_words: int = _key(
         0,
         "Add up to this many words of `model.embeddings` (file order: most frequent first for "
         "GloVe) beyond the training words, so unseen test words keep their vectors.",
+        maximum=MAX_WORDS,
     )
 
 
@@ -158,27 +166,37 @@ class ModelConfig:
         choices=("bilstm", "features"),
     )
     feature_buckets: int = _key(
-        2**20, "`features`: hash space; more buckets, fewer collisions.", minimum=1
+        2**20,
+        "`features`: hash space; more buckets, fewer collisions.",
+        minimum=1,
+        maximum=MAX_BUCKETS,
     )
-    word_dim: int = _key(100, "Word embedding size (that of `model.embeddings`).", minimum=1)
+    word_dim: int = _key(
+        100, "Word embedding size (that of `model.embeddings`).", minimum=1, maximum=MAX_WIDTH
+    )
     char_encoder: str = _key(
         "cnn",
         "`cnn` (Ma & Hovy 2016), `lstm` (Lample et al. 2016) or `none`.",
         choices=("cnn", "lstm", "none"),
     )
-    char_dim: int = _key(30, "Character embedding size.", minimum=1)
-    char_size: int = _key(30, "CNN filters, or character-LSTM units per direction.", minimum=1)
-    char_kernel: int = _key(3, "CNN window width, in characters.", minimum=1)
+    char_dim: int = _key(30, "Character embedding size.", minimum=1, maximum=MAX_WIDTH)
+    char_size: int = _key(
+        30, "CNN filters, or character-LSTM units per direction.", minimum=1, maximum=MAX_WIDTH
+    )
+    char_kernel: int = _key(3, "CNN window width, in characters.", minimum=1, maximum=MAX_WIDTH)
     casing_dim: int = _key(
         0,
         "Size of an embedding of each word's casing class (lower, upper, initial upper, "
         "numeric, ...); 0 = none. For lower-cased word vectors such as GloVe's.",
-        minimum=0,
+        maximum=MAX_WIDTH,
     )
-    hidden_size: int = _key(200, "Word BiLSTM units per direction.", minimum=1)
-    num_layers: int = _key(1, "Word BiLSTM layers.", minimum=1)
+    hidden_size: int = _key(200, "Word BiLSTM units per direction.", minimum=1, maximum=MAX_WIDTH)
+    num_layers: int = _key(1, "Word BiLSTM layers.", minimum=1, maximum=MAX_LAYERS)
     dropout: float = _key(
-        0.5, "Dropout on the embeddings and the BiLSTM output.", probability={"one_allowed": False}
+        0.5,
+        "Dropout on the embeddings and the BiLSTM output.",
+        probability=True,
+        maximum=MAX_DROPOUT,
     )
     locked_dropout: bool = _key(
         False,
@@ -194,7 +212,7 @@ class ModelConfig:
         0,
         "Units of a tanh layer between the BiLSTM output and the tag scores (Lample et al.'s "
         "code); 0 = none. Not for `features`.",
-        minimum=0,
+        maximum=MAX_WIDTH,
     )
     constrained: bool = _key(True, "Forbid the transitions the span scheme never makes.")
     embeddings: str | None = _key(
@@ -213,22 +231,39 @@ class TrainConfig:
         "`clip_grad_norm: null`), on sparse gradients.",
         choices=("sgd", "adam"),
     )
-    lr: float = _key(0.015, "Initial learning rate.")
-    momentum: float = _key(0.9, "SGD momentum.")
+    lr: float = _key(0.015, "Initial learning rate.", maximum=10)
+    momentum: float = _key(0.9, "SGD momentum.", maximum=0.999)
     lr_decay: float = _key(
-        0.05, "SGD: epoch e (from 1) runs at lr / (1 + lr_decay * (e - 1)); Ma & Hovy 2016."
+        0.05,
+        "SGD: epoch e (from 1) runs at lr / (1 + lr_decay * (e - 1)); Ma & Hovy 2016.",
+        maximum=100,
     )
-    weight_decay: float = _key(0.0, "L2 penalty; `features` applies it exactly every step.")
+    weight_decay: float = _key(
+        0.0, "L2 penalty; `features` applies it exactly every step.", maximum=100
+    )
     embedding_lr_scale: float = _key(
         1.0,
         "The word embeddings' learning rate as a multiple of `train.lr`: 1 fine-tunes them, "
         "0 keeps them as loaded. `bilstm` only; not with `model.freeze_embeddings`.",
+        maximum=100,
     )
-    clip_grad_norm: float | None = _key(5.0, "Gradient-norm clipping; null turns it off.")
-    batch_size: int = _key(10, "Sentences per minibatch (of similar lengths).", minimum=1)
-    epochs: int = _key(50, "At most this many epochs.", minimum=1)
-    patience: int = _key(5, "Stop after this many epochs without a better dev score; 0 = never.")
-    seed: int = _key(1, "Seeds Python and torch; a CPU run is reproducible with one seed.")
+    clip_grad_norm: float | None = _key(
+        5.0, "Gradient-norm clipping; null turns it off.", maximum=1_000_000
+    )
+    batch_size: int = _key(
+        10, "Sentences per minibatch (of similar lengths).", minimum=1, maximum=MAX_BATCH
+    )
+    epochs: int = _key(50, "At most this many epochs.", minimum=1, maximum=MAX_EPOCHS)
+    patience: int = _key(
+        5,
+        "Stop after this many epochs without a better dev score; 0 = never.",
+        maximum=MAX_EPOCHS,
+    )
+    seed: int = _key(
+        1,
+        "Seeds Python and torch; a CPU run is reproducible with one seed.",
+        maximum=MAX_SEED,
+    )
     loss_reduction: str = _key(
         "sum", "The CRF's NLL summed over the batch or averaged.", choices=("sum", "mean")
     )
@@ -236,14 +271,15 @@ class TrainConfig:
         0.0,
         "Probability of replacing a word seen once in training by the unknown word (Lample et "
         "al. 2016).",
-        probability={"one_allowed": True},
+        probability=True,
+        maximum=1,
     )
     average_from: int = _key(
         0,
         "Weight averaging (Izmailov et al. 2018): from this epoch on, dev scoring, early "
         "stopping and the saved model use the mean of the weights at each epoch's end since "
         "(training goes on from the raw weights); 0 = off.",
-        minimum=0,
+        maximum=MAX_EPOCHS,
     )
     amp: bool = _key(False, "bfloat16 autocast for the encoder (GPUs); the CRF stays float32.")
     unlabeled_as: str = _key(
@@ -268,8 +304,9 @@ class Config:
 
     @classmethod
     def from_dict(cls, raw: dict, source: str = "<config>") -> Config:
-        """Build and validate a config from a plain dict (paths taken as they are)."""
-        return _build(cls, raw, source, prefix="")
+        """Build and validate a config from a plain dict (paths taken as they are); raises
+        CrftagError naming every mistake, one a line."""
+        return build(cls, raw, source)
 
 
 _PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings",)}
@@ -277,21 +314,9 @@ _PATH_KEYS["train"] = ("init_from", "rehearsal")  # a bundled model's name: see 
 
 
 def load_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Config:
-    """Read ``path``, apply ``--set section.key=value`` overrides, validate."""
-    if os.path.isdir(path):
-        raise CrftagError(f"{path}: is a directory, expected a YAML config file")
-    try:
-        with open(path, encoding="utf-8") as handle:
-            raw = yaml.safe_load(handle)
-    except FileNotFoundError:
-        raise CrftagError(f"{path}: no such file") from None
-    except UnicodeDecodeError:
-        raise CrftagError(f"{path}: not valid UTF-8") from None
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else path
-        problem = getattr(error, "problem", None) or "not valid YAML"
-        raise CrftagError(f"{where}: {problem}") from None
+    """Read ``path``, apply ``--set section.key=value`` overrides, validate; raises CrftagError
+    naming every mistake of the file and the overrides, one a line."""
+    raw, errors = read_yaml_file(path)
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -305,8 +330,10 @@ def load_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Confi
                 for key, value in values.items()
             }
     for override in overrides:
-        _apply_override(raw, override)
-    return _build(Config, raw, path, prefix="")
+        problem = _apply_override(raw, override)
+        if problem is not None:
+            errors.append(f"--set {override[:SHOWN_CHARS]}: {problem}")
+    return build(Config, raw, path, errors)
 
 
 def _relative_to(base: str, value: Any) -> Any:
@@ -317,83 +344,16 @@ def _relative_to(base: str, value: Any) -> Any:
     return value
 
 
-def _apply_override(raw: dict, override: str) -> None:
+def _apply_override(raw: dict, override: str) -> str | None:
+    """Set the key ``override`` names in ``raw``; None, or what is wrong with it."""
     key, equals, text = override.partition("=")
     parts = key.strip().split(".")
     if not equals or len(parts) != 2 or not all(parts):
-        raise CrftagError(f"--set {override}: expected section.key=value, e.g. train.lr=0.01")
+        return "expected section.key=value, e.g. train.lr=0.01"
     section, name = parts
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
-        value = text
     if section not in raw or raw[section] is None:
         raw[section] = {}
     if not isinstance(raw[section], dict):
-        raise CrftagError(f"--set {override}: section {section!r} is not a mapping")
-    raw[section][name] = value
-
-
-def _build(cls: type, raw: Any, source: str, prefix: str) -> Any:
-    where = prefix.rstrip(".") or "top level"
-    if not isinstance(raw, dict):
-        raise CrftagError(f"{source}: {where}: expected a mapping, got {_describe(raw)}")
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    hints = typing.get_type_hints(cls)
-    for key in raw:
-        if key not in fields:
-            close = difflib.get_close_matches(str(key), list(fields), n=1, cutoff=0.5)
-            hint = f"; did you mean '{prefix}{close[0]}'?" if close else ""
-            valid = ", ".join(fields)
-            raise CrftagError(f"{source}: unknown key '{prefix}{key}'{hint} (valid: {valid})")
-    values = {}
-    for name, spec in fields.items():
-        if name not in raw:
-            if spec.default is REQUIRED and spec.default_factory is REQUIRED:
-                raise CrftagError(f"{source}: missing required key '{prefix}{name}'")
-            continue
-        value = raw[name]
-        hint = hints[name]
-        if dataclasses.is_dataclass(hint):
-            values[name] = _build(hint, value if value is not None else {}, source, f"{name}.")
-        else:
-            values[name] = _check_value(value, hint, spec, source, f"{prefix}{name}")
-    return cls(**values)
-
-
-def _check_value(value: Any, hint: Any, spec: dataclasses.Field, source: str, key: str) -> Any:
-    allowed = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
-    optional = type(None) in allowed
-    lists = [t for t in allowed if typing.get_origin(t) is list]
-    if lists and isinstance(value, list):
-        item = typing.get_args(lists[0])[0]
-        wrong = [v for v in value if not isinstance(v, item)]
-        if not value or wrong:
-            got = f"got {_describe(wrong[0])} in the list" if wrong else "got an empty list"
-            raise CrftagError(f"{source}: {key}: expected a list of {item.__name__}, {got}")
-        return value
-    base = next(t for t in allowed if t is not type(None))
-    if value is None:
-        if optional:
-            return None
-        raise CrftagError(f"{source}: {key}: expected {base.__name__}, got null")
-    if base is float and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
-    ok = isinstance(value, base) and not (base in (int, float) and isinstance(value, bool))
-    if not ok:
-        raise CrftagError(f"{source}: {key}: expected {base.__name__}, got {_describe(value)}")
-    choices = spec.metadata.get("choices")
-    if choices and value not in choices:
-        raise CrftagError(f"{source}: {key}: expected one of {'|'.join(choices)}, got {value!r}")
-    minimum = minimum_of(spec)
-    if base in (int, float) and minimum is not None and value < minimum:
-        raise CrftagError(f"{source}: {key}: expected a value >= {minimum}, got {value}")
-    probability = spec.metadata.get("probability")
-    if probability is not None and (value > 1 or (value == 1 and not probability["one_allowed"])):
-        interval = probability_interval(spec)
-        raise CrftagError(f"{source}: {key}: expected a probability in {interval}, got {value}")
-    return value
-
-
-def _describe(value: Any) -> str:
-    return f"{type(value).__name__} {value!r}"
+        return f"section {section[:SHOWN_CHARS]!r} is not a mapping"
+    raw[section][name] = parse_value(text)
+    return None

@@ -13,7 +13,8 @@ import sys
 import typing
 from typing import Any
 
-from crftag.config import Config, minimum_of, probability_interval
+from crftag.config import Config
+from crftag.config_loading import MAX_FILE_BYTES, maximum_of, minimum_of
 
 __all__ = ["main", "render"]
 
@@ -24,11 +25,16 @@ HEADER = """\
 field descriptions there, not this file. -->
 
 A training config is a YAML file with four sections, `data`, `vocab`, `model` and `train`. Every
-key is optional except `data.train`. An unknown key is an error naming the nearest valid key; a
-value of the wrong type, outside its choices or below its minimum is an error naming the key.
-Paths in the file are relative to the file; `crftag train CONFIG --set section.key=value`
-overrides one key (repeatable), and paths given that way are relative to the current directory.
-Numbers are never negative unless the table says otherwise.
+key is optional except `data.train`. Paths in the file are relative to the file;
+`crftag train CONFIG --set section.key=value` overrides one key (repeatable), and paths given
+that way are relative to the current directory.
+
+Every number has the bounds the table gives, and a float must be finite (`.nan` and `.inf` are
+refused). An unknown key is an error naming the nearest valid key; a value of the wrong type,
+outside its choices or outside its bounds is an error naming the key; a key given twice in one
+mapping (or a section given twice) is an error naming both lines. Every mistake of a config and
+its `--set` overrides is reported at once, one `crftag: error:` line each. A config file is at
+most {max_bytes} bytes, and YAML aliases (`*name`) are refused.
 
 Shipped configs: `configs/sample.yaml` (NER sample), `configs/sample_pos.yaml` (UD EWT slice),
 `configs/sample_features.yaml` (the feature CRF on the NER sample), `configs/conll03.yaml`,
@@ -41,7 +47,7 @@ def render(config_class: type = Config) -> str:
     """The Markdown reference of every section of ``config_class`` and every key in it.
 
     Raises ValueError when a key has no description: the reference would have a hole."""
-    parts = [HEADER]
+    parts = [HEADER.format(max_bytes=f"{MAX_FILE_BYTES:,}")]
     sections = typing.get_type_hints(config_class)
     for section in dataclasses.fields(config_class):
         section_class = sections[section.name]
@@ -85,13 +91,14 @@ def _allowed(spec: dataclasses.Field, hint: Any) -> str:
     choices = spec.metadata.get("choices")
     if choices:
         return ", ".join(f"`{choice}`" for choice in choices)
-    interval = probability_interval(spec)
-    if interval:
-        return interval
     if not {int, float} & set(typing.get_args(hint) or (hint,)):
         return ""
-    minimum = minimum_of(spec)
-    return "any integer" if minimum is None else f">= {minimum}"
+    minimum, maximum = minimum_of(spec), maximum_of(spec)
+    if maximum is None:
+        return f">= {minimum}"
+    if spec.metadata.get("probability"):
+        return f"[{minimum}, {maximum}]"
+    return f"{minimum} to {maximum}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -45,8 +45,8 @@ def test_wrong_type_names_key_and_type(tmp_path):
 @pytest.mark.parametrize(
     "setting, message",
     [
-        ("model.dropout=1.5", r"model\.dropout: expected a probability in \[0, 1\), got 1\.5"),
-        ("model.dropout=1", r"model\.dropout: expected a probability in \[0, 1\), got 1\.0"),
+        ("model.dropout=1.5", r"model\.dropout: expected a probability in \[0, 0\.95\], got 1\.5"),
+        ("model.dropout=1", r"model\.dropout: expected a probability in \[0, 0\.95\], got 1\.0"),
         ("train.word_dropout=2", r"train\.word_dropout: expected a probability in \[0, 1\]"),
         ("model.dropout=-0.1", r"model\.dropout: expected a value >= 0, got -0\.1"),
     ],

@@ -49,10 +49,10 @@ def test_a_key_without_description_is_refused():
 def test_allowed_values_follow_the_checks():
     text = config_reference.render()
     assert "| `model.char_encoder` | `str` | `cnn` | `cnn`, `lstm`, `none` |" in text
-    assert "| `model.dropout` | `float` | `0.5` | [0, 1) |" in text
+    assert "| `model.dropout` | `float` | `0.5` | [0, 0.95] |" in text
     assert "| `train.word_dropout` | `float` | `0.0` | [0, 1] |" in text
-    assert "| `train.batch_size` | `int` | `10` | >= 1 |" in text
-    assert "| `data.tag_column` | `int \\| None` | `null` | any integer |" in text
+    assert "| `train.batch_size` | `int` | `10` | 1 to 10000 |" in text
+    assert "| `data.tag_column` | `int \\| None` | `null` | -1000 to 1000 |" in text
     assert "| `data.train` | `str \\| list[str]` | (required) |" in text
 
 

@@ -34,7 +34,9 @@ refused). An unknown key is an error naming the nearest valid key; a value of th
 outside its choices or outside its bounds is an error naming the key; a key given twice in one
 mapping (or a section given twice) is an error naming both lines. Every mistake of a config and
 its `--set` overrides is reported at once, one `crftag: error:` line each. A config file is at
-most {max_bytes} bytes, and YAML aliases (`*name`) are refused.
+most {max_bytes} bytes, and YAML aliases (`*name`) are refused. Before a network is allocated,
+training checks that a model file can hold it and that its weights, with their gradients and
+optimizer state, fit the memory free on the device.
 
 Shipped configs: `configs/sample.yaml` (NER sample), `configs/sample_pos.yaml` (UD EWT slice),
 `configs/sample_features.yaml` (the feature CRF on the NER sample), `configs/conll03.yaml`,

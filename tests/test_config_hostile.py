@@ -8,12 +8,15 @@ import time
 import typing
 
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crftag.config import Config, load_config
 from crftag.config_loading import maximum_of, minimum_of
+from crftag.data.vocab import PAD, UNK, Vocabularies, Vocabulary
 from crftag.errors import CrftagError
+from crftag.training import checks
 
 
 def write(tmp_path, text):
@@ -259,3 +262,52 @@ def test_one_mistake_is_one_line(invoke, tmp_path):
         result.stderr
         == f"crftag: error: {path}: model.dropout: expected a finite number, got nan\n"
     )
+
+
+def test_a_network_no_model_file_could_hold_is_refused_before_any_data(invoke, tmp_path):
+    run = tmp_path / "run"
+    sizes = ["--set", "model.hidden_size=4096", "--set", "model.num_layers=16"]
+    result = invoke(["train", "configs/sample.yaml", *sizes, "-o", str(run), "--device", "cpu"])
+    assert (result.status, result.stdout) == (2, "")
+    assert result.stderr == (
+        "crftag: error: model: the network would have 6,177,696,593 parameters, and a model "
+        "holds at most 1,073,741,824; make the model's sizes (model.*) or the vocabulary "
+        "(vocab.*) smaller\n"
+    )
+    assert not run.exists()
+
+
+def test_training_that_would_not_fit_in_memory_is_refused(monkeypatch):
+    monkeypatch.setattr(checks, "_free_memory", lambda device: 2 * checks.GIB)
+    sizes = ["model.hidden_size=4096", "model.num_layers=2", "train.optimizer=adam"]
+    config = load_config("configs/sample.yaml", sizes)
+    with pytest.raises(CrftagError) as caught:
+        checks.check_device(config, torch.device("cpu"))
+    assert str(caught.value) == (
+        "model: training 539,634,513 parameters needs at least 8.0 GiB (weights, gradients, "
+        "optimizer state), and cpu memory has 2.0 GiB free; make the model's sizes (model.*) or "
+        "the vocabulary (vocab.*) smaller"
+    )
+    checks.check_device(load_config("configs/sample.yaml"), torch.device("cpu"))
+
+
+def test_the_vocabulary_counts_in_the_network_size():
+    config = load_config("configs/sample.yaml", ["model.word_dim=4096"])
+    words = Vocabulary([PAD, UNK, *(f"w{index}" for index in range(300_000))])
+    vocabularies = Vocabularies(
+        words=words, chars=Vocabulary([PAD, UNK]), tags=Vocabulary(["O"], has_unknown=False)
+    )
+    with pytest.raises(CrftagError, match=r"^model: the network would have 1,230,957,421 "):
+        checks.check_model_size(config, vocabularies, torch.device("cpu"))
+
+
+@pytest.mark.xfail(strict=True, reason="the test file is read after the last epoch")
+def test_a_malformed_test_file_is_found_before_training(invoke, tiny_args, tmp_path):
+    test_file = tmp_path / "test.conll"
+    test_file.write_bytes(b"Berlin B-LOC\ncaf\xe9 O\n")
+    run = tmp_path / "run"
+    args = ["train", "configs/sample.yaml", *tiny_args(data__test=str(test_file)), "-o", str(run)]
+    result = invoke(args)
+    assert result.status == 2 and result.stdout == ""
+    assert result.stderr == f"crftag: error: {test_file}:2: not valid UTF-8 (byte 4 of the line)\n"
+    assert not (run / "model.pt").exists()

@@ -1,5 +1,5 @@
-"""Checks of a training config that need the file system or span several sections, run before
-any work so a mistake costs seconds, not an epoch."""
+"""Checks of a training config that need the file system, the device or several sections at
+once, run before any work so a mistake costs seconds, not an epoch (or a machine's memory)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,17 @@ import os
 
 import torch
 
+from crftag.checkpoint import build_model
+from crftag.checkpoint_schema import MAX_PARAMETERS
 from crftag.config import Config
 from crftag.data.vectors import check_embeddings
+from crftag.data.vocab import PAD, UNK, Vocabularies, Vocabulary
 from crftag.errors import CrftagError
 from crftag.training.corpus import training_files
 
-__all__ = ["check_config", "check_device", "check_output_dir"]
+__all__ = ["check_config", "check_device", "check_model_size", "check_output_dir"]
+
+GIB = 1 << 30
 
 
 def check_config(config: Config, *, data_files: bool = True) -> None:
@@ -32,6 +37,72 @@ def check_device(config: Config, device: torch.device) -> None:
             f"train.amp: bfloat16 autocast needs a CUDA device, and this run is on {device.type}; "
             "remove train.amp or train with --device cuda"
         )
+    check_model_size(config, _fewest_symbols(config), device)
+
+
+def check_model_size(config: Config, vocabularies: Vocabularies, device: torch.device) -> None:
+    """The network that ``config`` and ``vocabularies`` describe is one a model file may hold
+    and, with its gradients and optimizer state, fits the memory free on ``device``: counted on
+    the meta device, before anything is allocated. Activations are not counted, so the figure
+    is a floor."""
+    with torch.device("meta"):
+        skeleton = build_model(config, vocabularies, "none")  # constraints change no shape
+    weights = sum(tensor.numel() for tensor in skeleton.state_dict().values())
+    trained = sum(p.numel() for p in skeleton.parameters() if p.requires_grad)
+    smaller = "make the model's sizes (model.*) or the vocabulary (vocab.*) smaller"
+    if weights > MAX_PARAMETERS:
+        raise CrftagError(
+            f"model: the network would have {weights:,} parameters, and a model holds at most "
+            f"{MAX_PARAMETERS:,}; {smaller}"
+        )
+    needed = 4 * (weights + trained * _copies_in_training(config))  # float32
+    free = _free_memory(device)
+    if free is not None and needed > free:
+        raise CrftagError(
+            f"model: training {weights:,} parameters needs at least {needed / GIB:.1f} GiB "
+            f"(weights, gradients, optimizer state), and {device.type} memory has "
+            f"{free / GIB:.1f} GiB free; {smaller}"
+        )
+
+
+def _copies_in_training(config: Config) -> int:
+    """Copies of the trained weights that training keeps beside them: gradients (sparse for
+    the feature CRF), optimizer state, the running average."""
+    settings = config.train
+    if config.model.encoder == "features":
+        copies = 0
+    else:
+        copies = 1 + (2 if settings.optimizer == "adam" else int(settings.momentum > 0))
+    return copies + int(settings.average_from > 0)
+
+
+def _free_memory(device: torch.device) -> int | None:
+    """Bytes free on ``device`` (a CUDA device's own, else the host's), None if unknown."""
+    if device.type == "cuda":
+        return torch.cuda.mem_get_info(device)[0]
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _fewest_symbols(config: Config) -> Vocabularies:
+    """Vocabularies of the fewest symbols a training set can give: the network they make is
+    the smallest ``config`` can describe, so it can be checked before any data is read."""
+    features = config.model.encoder == "features"
+    return Vocabularies(
+        words=Vocabulary([PAD, UNK]),
+        chars=Vocabulary([PAD, UNK]),
+        tags=Vocabulary(["O"], has_unknown=False),
+        feature_buckets=config.model.feature_buckets if features else 0,
+    )
 
 
 def check_output_dir(output_dir: str) -> None:

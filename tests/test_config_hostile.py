@@ -244,7 +244,6 @@ def test_the_command_line_reports_each_mistake_and_exits_2(invoke, tmp_path):
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="the CLI prefixes only the first line of an error")
 def test_the_command_line_prefixes_every_mistake(invoke, tmp_path):
     path = write(tmp_path, "data:\n  train: t\nmodel:\n  num_layers: 99\n  dropout: 1\n")
     result = invoke(["train", path, "-o", str(tmp_path / "run")])
@@ -301,7 +300,6 @@ def test_the_vocabulary_counts_in_the_network_size():
         checks.check_model_size(config, vocabularies, torch.device("cpu"))
 
 
-@pytest.mark.xfail(strict=True, reason="the test file is read after the last epoch")
 def test_a_malformed_test_file_is_found_before_training(invoke, tiny_args, tmp_path):
     test_file = tmp_path / "test.conll"
     test_file.write_bytes(b"Berlin B-LOC\ncaf\xe9 O\n")

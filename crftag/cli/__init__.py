@@ -74,7 +74,8 @@ def run(args: list[str] | None = None) -> int:
         return interruption.exit_code
     except CrftagError as error:
         sys.stdout.flush()
-        print(f"crftag: error: {error}", file=sys.stderr)
+        for line in str(error).splitlines():  # several mistakes (a config's): one line each
+            print(f"crftag: error: {line}", file=sys.stderr)
         return error.exit_code
     except click_exceptions.NoArgsIsHelpError:
         return 2  # the help text is already printed

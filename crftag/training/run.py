@@ -55,6 +55,7 @@ def train(
     try:
         files = read_training_files(config)
         dev = _read_optional(config, config.data.dev)
+        test = _read_optional(config, config.data.test)  # a bad file found before any epoch
         with StopSignals() as stop_requested:
             run = start_run(
                 config,
@@ -79,7 +80,7 @@ def train(
             for result in epochs:
                 if group.main:
                     print(format_epoch(result), file=sys.stderr, flush=True)
-        return _finish(run, output_dir)
+        return _finish(run, output_dir, test)
     finally:
         leave(group)
 
@@ -146,7 +147,7 @@ def _save_state(run: Run, output_dir: str) -> None:
         save_resume(path, run.loaded({}), run.optimizer, run.average, run.state, run.tracker)
 
 
-def _finish(run: Run, output_dir: str) -> dict:
+def _finish(run: Run, output_dir: str, test: list[Sentence]) -> dict:
     """The run's metrics, with the best model's test score and the per-epoch ``history``
     (:class:`EpochResult` fields, for ``crftag plot``), written to ``metrics.json``; the resume
     file goes, as nothing is left to resume."""
@@ -166,7 +167,6 @@ def _finish(run: Run, output_dir: str) -> dict:
     }
     if not run.group.main:
         return metrics
-    test = _read_optional(run.config, run.config.data.test)
     if test:
         test_scores = score_sentences(Tagger.load(output_dir, run.device), test)
         metrics["test"] = headline(test_scores)

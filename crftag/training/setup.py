@@ -17,6 +17,7 @@ from crftag.data.vocab import Vocabularies
 from crftag.errors import CrftagError
 from crftag.nn.taggers import CRFTagger
 from crftag.training.averaging import WeightAverage
+from crftag.training.checks import check_model_size
 from crftag.training.corpus import (
     TrainingSet,
     build_vocabularies,
@@ -107,6 +108,7 @@ def start_run(
     )
     training = encode_training_set(files, vocabularies, data_scheme, train_scheme)
 
+    check_model_size(config, vocabularies, device)
     torch.manual_seed(config.train.seed)
     model = build_model(config, vocabularies, train_scheme)
     if embeddings is not None:

@@ -32,21 +32,29 @@ def train(
             show_default=False,
         ),
     ] = None,
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            "--overwrite", help="Replace the earlier run in the run directory (refused without)."
+        ),
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Train a BiLSTM-CRF from CONFIG and save it in the run directory.
 
-    SIGINT (Ctrl-C) or SIGTERM writes a resumable checkpoint and exits with 130 or 143;
-    `crftag train --resume DIR` continues the run where it stopped.
+    A run directory holding an earlier run is refused unless --overwrite is given, and one run
+    at a time trains in a directory. SIGINT (Ctrl-C) or SIGTERM writes a resumable checkpoint
+    and exits with 130 or 143; `crftag train --resume DIR` continues the run where it stopped.
     """
     from crftag.config import load_config
     from crftag.inference.loading import resolve_device
     from crftag.training.run import train as run_training
 
     if resume is not None:
-        if config is not None or overrides or seed is not None:
+        if config is not None or overrides or seed is not None or overwrite:
             raise CrftagError(
-                "--resume continues a run with its own config: give no CONFIG, --set or --seed"
+                "--resume continues a run with its own config: give no CONFIG, --set, --seed "
+                "or --overwrite"
             )
         metrics = run_training(
             None, resume, device=resolve_device(device.value), show_progress=not quiet, resume=True
@@ -60,7 +68,13 @@ def train(
             settings.append(f"train.seed={seed}")
         loaded_config = load_config(config, settings)
         resolved = resolve_device(device.value)
-        metrics = run_training(loaded_config, output, device=resolved, show_progress=not quiet)
+        metrics = run_training(
+            loaded_config,
+            output,
+            device=resolved,
+            show_progress=not quiet,
+            overwrite=overwrite,
+        )
     if os.environ.get("RANK", "0") != "0":
         return  # under torchrun, rank 0 reports
     _report_training(metrics, os.path.join(output, "model.pt"))

@@ -8,7 +8,6 @@ evaluation of the dev sentences, and differ only in where the best model goes.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -18,16 +17,30 @@ import torch
 from crftag.checkpoint import save_model
 from crftag.config import Config
 from crftag.data.conll import Sentence
+from crftag.errors import CrftagError
 from crftag.evaluate import headline, score_sentences
 from crftag.inference.tagger import Tagger
 from crftag.registry import MODEL_FILE
 from crftag.training.checks import check_config, check_device, check_output_dir
 from crftag.training.corpus import read_training_files
-from crftag.training.distributed import join, leave
+from crftag.training.distributed import Group, join, launched_rank, leave
 from crftag.training.loop import EpochResult, fit
+from crftag.training.rundir import (
+    METRICS_FILE,
+    clear_run,
+    hold_run_directory,
+    write_metrics,
+    writing,
+)
 from crftag.training.setup import Run, start_run
 from crftag.training.signals import StopSignals
-from crftag.training.state import RESUME_FILE, load_resume, save_resume
+from crftag.training.state import (
+    RESUME_FILE,
+    data_fingerprint,
+    load_resume,
+    resume_file,
+    save_resume,
+)
 
 __all__ = ["EpochResult", "train", "train_in_memory"]
 
@@ -39,50 +52,86 @@ def train(
     device: torch.device,
     show_progress: bool = True,
     resume: bool = False,
+    overwrite: bool = False,
 ) -> dict:
     """Train and write ``output_dir/model.pt`` and ``output_dir/metrics.json``; return metrics.
 
-    With ``resume``, continue the interrupted run in ``output_dir`` (its config is used).
-    SIGINT or SIGTERM stops the run after writing ``resume.pt`` (:class:`StopSignals`).
+    With ``resume``, continue the interrupted run in ``output_dir`` (its config is used). A
+    directory holding an earlier run is refused unless ``overwrite``, whose files are removed
+    once the new run is set up; the directory is locked while the run lasts
+    (:mod:`crftag.training.rundir`). SIGINT or SIGTERM stops the run after writing
+    ``resume.pt`` (:class:`StopSignals`).
     """
-    resume_state = load_resume(output_dir) if resume else None
-    if resume_state is not None:
-        config = Config.from_dict(resume_state["config"], source=output_dir)
-    check_config(config)
-    check_device(config, device)
-    check_output_dir(output_dir)
-    group, device = join(device)
-    try:
-        files = read_training_files(config)
-        dev = _read_optional(config, config.data.dev)
-        test = _read_optional(config, config.data.test)  # a bad file found before any epoch
-        with StopSignals() as stop_requested:
-            run = start_run(
-                config,
-                files,
-                device=device,
-                group=group,
-                resume=resume_state,
-                show_progress=show_progress,
-                output_dir=output_dir,
-            )
-            epochs = fit(
-                run,
-                evaluate=_dev_evaluation(run, dev),
-                save_best=lambda epoch, score: save_model(
-                    os.path.join(output_dir, MODEL_FILE),
-                    run.loaded({"epoch": epoch, "dev": score}),
-                ),
-                save_state=lambda: _save_state(run, output_dir),
-                stop_requested=stop_requested,
-                show_progress=show_progress,
-            )
-            for result in epochs:
-                if group.main:
-                    print(format_epoch(result), file=sys.stderr, flush=True)
-        return _finish(run, output_dir, test)
-    finally:
-        leave(group)
+    if resume and overwrite:
+        raise CrftagError("--overwrite starts a new run and --resume continues one: give one")
+    with StopSignals(_stopped_early(output_dir, resume)) as stop_requested:
+        if resume:
+            resume_file(output_dir)  # before the lock: a missing run is not a locked one
+        else:
+            _check_before_work(config, device, output_dir)
+        main = launched_rank() == 0  # under torchrun, rank 0 holds the directory for all
+        with hold_run_directory(output_dir, resume=resume, overwrite=overwrite, main=main):
+            resume_state = None
+            if resume:
+                resume_state, config = load_resume(output_dir)
+                _check_history(resume_state["run_state"]["history"], output_dir)
+                _check_before_work(config, device, output_dir)
+            group, device = join(device)
+            try:
+                return _train_run(
+                    config,
+                    output_dir,
+                    device=device,
+                    group=group,
+                    resume_state=resume_state,
+                    overwrite=overwrite,
+                    stop_requested=stop_requested,
+                    show_progress=show_progress,
+                )
+            finally:
+                leave(group)
+
+
+def _train_run(
+    config: Config,
+    output_dir: str,
+    *,
+    device: torch.device,
+    group: Group,
+    resume_state: dict | None,
+    overwrite: bool,
+    stop_requested: StopSignals,
+    show_progress: bool,
+) -> dict:
+    """The run itself, in a held run directory and a joined process group."""
+    fingerprint = resume_state["fingerprint"] if resume_state else data_fingerprint(config)
+    files = read_training_files(config)
+    dev = _read_optional(config, config.data.dev)
+    test = _read_optional(config, config.data.test)  # a bad file found before any epoch
+    run = start_run(
+        config,
+        files,
+        device=device,
+        group=group,
+        resume=resume_state,
+        show_progress=show_progress,
+        output_dir=output_dir,
+    )
+    if overwrite and group.main:
+        clear_run(output_dir)
+    stop_requested.defer()
+    epochs = fit(
+        run,
+        evaluate=_dev_evaluation(run, dev),
+        save_best=lambda epoch, score: _save_best(run, output_dir, epoch, score),
+        save_state=lambda: _save_state(run, output_dir, fingerprint),
+        stop_requested=stop_requested,
+        show_progress=show_progress,
+    )
+    for result in epochs:
+        if group.main:
+            print(format_epoch(result), file=sys.stderr, flush=True)
+    return _finish(run, output_dir, test)
 
 
 def train_in_memory(
@@ -141,10 +190,57 @@ def _dev_evaluation(run: Run, dev: list[Sentence]) -> Callable[[], float | None]
     return lambda: headline(score_sentences(tagger, dev))
 
 
-def _save_state(run: Run, output_dir: str) -> None:
+def _check_before_work(config: Config, device: torch.device, output_dir: str) -> None:
+    check_config(config)
+    check_device(config, device)
+    check_output_dir(output_dir)
+
+
+def _check_history(history: list, output_dir: str) -> None:
+    """Each finished epoch of a resume file's history has an :class:`EpochResult`'s fields,
+    each a number (or, for the dev score, none)."""
+    fields = {f.name for f in dataclasses.fields(EpochResult)}
+    for entry in history:
+        where = f"{os.path.join(output_dir, RESUME_FILE)}: run_state.history: epoch "
+        if set(entry) != fields:
+            raise CrftagError(f"{where}{entry['epoch']}'s entry has other fields than a result's")
+        if not all(isinstance(value, int | float | None) for value in entry.values()):
+            raise CrftagError(f"{where}{entry['epoch']}'s entry has a value that is not a number")
+
+
+def _stopped_early(output_dir: str, resume: bool) -> str:
+    """What a signal before the first batch means: a resumed run's resume file is untouched;
+    a new run has written nothing to resume."""
+    if resume:
+        return (
+            "interrupted before training went on; continue with: "
+            f"crftag train --resume {output_dir}"
+        )
+    return (
+        "interrupted before the first batch, so this run has nothing to resume: "
+        "run the same command again"
+    )
+
+
+def _save_best(run: Run, output_dir: str, epoch: int, score: float | None) -> None:
+    path = os.path.join(output_dir, MODEL_FILE)
+    with writing(path, output_dir):
+        save_model(path, run.loaded({"epoch": epoch, "dev": score}))
+
+
+def _save_state(run: Run, output_dir: str, fingerprint: dict) -> None:
     if run.group.main:
         path = os.path.join(output_dir, RESUME_FILE)
-        save_resume(path, run.loaded({}), run.optimizer, run.average, run.state, run.tracker)
+        with writing(path, output_dir):
+            save_resume(
+                path,
+                run.loaded({}),
+                run.optimizer,
+                run.average,
+                run.state,
+                run.tracker,
+                fingerprint,
+            )
 
 
 def _finish(run: Run, output_dir: str, test: list[Sentence]) -> dict:
@@ -171,8 +267,7 @@ def _finish(run: Run, output_dir: str, test: list[Sentence]) -> dict:
         test_scores = score_sentences(Tagger.load(output_dir, run.device), test)
         metrics["test"] = headline(test_scores)
         metrics["test_scores"] = test_scores
-    with open(os.path.join(output_dir, "metrics.json"), "w", encoding="utf-8") as handle:
-        json.dump(metrics, handle, indent=2, sort_keys=True)
-        handle.write("\n")
+    with writing(os.path.join(output_dir, METRICS_FILE), output_dir):
+        write_metrics(output_dir, metrics)
     os.unlink(os.path.join(output_dir, RESUME_FILE))
     return metrics

@@ -3,6 +3,7 @@ optimizer, and the state a resumed run continues from."""
 
 from __future__ import annotations
 
+import os
 import random
 from dataclasses import dataclass
 
@@ -39,7 +40,8 @@ from crftag.training.init_from import (
     rehearsal_file,
 )
 from crftag.training.optimizers import make_optimizer
-from crftag.training.state import BestScoreTracker, RunState
+from crftag.training.state import RESUME_FILE, BestScoreTracker, RunState, check_resume_fits
+from crftag.training.step import epoch_batches
 
 __all__ = ["Run", "start_run"]
 
@@ -179,10 +181,22 @@ def _vocabularies(
 
 
 def _restore(run: Run, resume: dict) -> None:
-    """Continue from a resume file: weights, optimizer, average, run state, random state."""
+    """Continue from a resume file: weights, optimizer, average, run state, random state, once
+    each is checked against the network and the batches of the epoch under way."""
+    state = RunState.from_state(resume["run_state"])
+    order = random.Random()
+    order.setstate(state.batch_order_state)
+    batches = epoch_batches(
+        run.training,
+        run.config.train.batch_size,
+        order,
+        whole_documents=run.config.model.document_context,
+    )
+    path = os.path.join(run.output_dir or "", RESUME_FILE)
+    check_resume_fits(resume, run.model, run.optimizer, len(run.group.shard(batches)), path)
     run.model.load_state_dict(resume["state_dict"])
     run.optimizer.load_state_dict(resume["optimizer"])
     run.average.load_state_dict(resume["average"])
-    run.state = RunState.from_state(resume["run_state"])
+    run.state = state
     run.tracker.load_state_dict(resume["run_state"])
     torch.set_rng_state(resume["torch_rng"])

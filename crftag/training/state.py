@@ -1,23 +1,46 @@
 """Where a training run stands, so it can stop and go on: the best-score tracker, the run state,
-and the resume file that holds them with the weights and the optimizer's state."""
+and the resume file that holds them with the weights, the optimizer's state and a fingerprint of
+the data the run began with, checked in full before a run continues from it."""
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import math
 import os
+import random
 from dataclasses import dataclass, field
 
 import torch
 
 from crftag.checkpoint import LoadedModel, model_payload, read_checkpoint, write_atomically
+from crftag.checkpoint_schema import check_payload, check_sizes, check_weights
+from crftag.config import Config
 from crftag.errors import CrftagError
 from crftag.training.averaging import WeightAverage
+from crftag.training.corpus import training_files
 
-__all__ = ["RESUME_FILE", "BestScoreTracker", "RunState", "load_resume", "save_resume"]
+__all__ = [
+    "RESUME_FILE",
+    "BestScoreTracker",
+    "RunState",
+    "check_resume_fits",
+    "data_fingerprint",
+    "load_resume",
+    "resume_file",
+    "save_resume",
+]
 
 RESUME_FILE = "resume.pt"
 RESUME_FORMAT = "crftag-resume"
+RESUME_PARTS = {  # beside a model checkpoint's keys
+    "optimizer": dict,
+    "average": dict,
+    "run_state": dict,
+    "torch_rng": torch.Tensor,
+    "fingerprint": dict,
+}
 
 
 @dataclass
@@ -85,9 +108,11 @@ def save_resume(
     average: WeightAverage,
     run_state: RunState,
     tracker: BestScoreTracker,
+    fingerprint: dict,
 ) -> None:
     """Write everything a resumed run needs, atomically: the model as a checkpoint describes
-    it, plus the optimizer, the weight average, the run state and the random generator."""
+    it, plus the optimizer, the weight average, the run state, the random generator and the
+    fingerprint of the data and config the run began with (:func:`data_fingerprint`)."""
     payload = {
         **model_payload(loaded),
         "format": RESUME_FORMAT,
@@ -95,20 +120,199 @@ def save_resume(
         "average": average.state_dict(),
         "run_state": {**run_state.state_dict(), **tracker.state_dict()},
         "torch_rng": torch.get_rng_state(),
+        "fingerprint": fingerprint,
     }
     write_atomically(path, payload)
 
 
-def load_resume(output_dir: str) -> dict:
-    """The resumable state of a run directory, loaded without executing anything."""
+def data_fingerprint(config: Config) -> dict:
+    """What a resumed run must find as the run began: the sha256 of the resolved config, and
+    of the bytes of each training file (and of ``train.rehearsal``'s)."""
+    paths = training_files(config)
+    if config.train.rehearsal is not None:
+        paths.append(config.train.rehearsal)
+    text = json.dumps(config.to_dict(), sort_keys=True)
+    return {
+        "config": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "files": {path: _file_digest(path) for path in paths},
+    }
+
+
+def resume_file(output_dir: str) -> str:
+    """The path of ``output_dir``'s resume file, which must exist."""
     path = os.path.join(output_dir, RESUME_FILE)
-    if not os.path.exists(path):
+    if not os.path.isfile(path):
         raise CrftagError(
             f"{output_dir}: no {RESUME_FILE} here; nothing to resume (finished, or not a run)"
         )
+    return path
+
+
+def load_resume(output_dir: str) -> tuple[dict, Config]:
+    """The resumable state of a run directory, loaded without executing anything, and the
+    run's config; checked against what a resume file holds and against the training data, so
+    a damaged file or changed data is a one-line error, never a traceback or a run on other
+    data. :func:`check_resume_fits` checks the rest once the network is built."""
+    path = resume_file(output_dir)
     state = read_checkpoint(path)
     if state.get("format") != RESUME_FORMAT:
         raise CrftagError(f"{path}: not a crftag resume file")
     if "state_dict" not in state:
         raise CrftagError(f"{path}: written by an older crftag that this one cannot continue")
-    return state
+    if "fingerprint" not in state and isinstance(state.get("run_state"), dict):
+        raise CrftagError(
+            f"{path}: written by an older crftag, without the fingerprint of the training data "
+            f"that resuming checks; start the run again with crftag train CONFIG -o "
+            f"{output_dir} --overwrite"
+        )
+    check_payload(state, path)
+    for key, kind in RESUME_PARTS.items():
+        if not isinstance(state.get(key), kind):
+            got = type(state[key]).__name__ if key in state else "nothing"
+            raise CrftagError(f"{path}: {key}: expected {kind.__name__}, got {got}")
+    for flag in ("lowercase", "normalize_digits"):
+        if not isinstance(state["vocabularies"].get(flag), bool):
+            raise CrftagError(f"{path}: vocabularies.{flag}: expected true or false")
+    config = Config.from_dict(state["config"], source=path)
+    check_sizes(config.model, path)
+    _check_run_state(state["run_state"], config.train.epochs, path)
+    _check_fingerprint(state["fingerprint"], config, output_dir, path)
+    return state, config
+
+
+def check_resume_fits(
+    resume: dict, model: torch.nn.Module, optimizer: torch.optim.Optimizer, batches: int, path: str
+) -> None:
+    """The parts of a resume file that need the network it continues: its weights, the
+    optimizer's and the average's tensors, the random state, and the step within an epoch of
+    ``batches`` batches."""
+    check_weights(resume["state_dict"], model.state_dict(), path)
+    step = resume["run_state"]["step"]
+    if step > batches:
+        raise CrftagError(f"{path}: run_state.step {step} is beyond the epoch's {batches} batches")
+    trained = [p for p in model.parameters() if p.requires_grad]
+    average = resume["average"]
+    count, mean = average.get("count"), average.get("mean")
+    if not _is_int(count) or count < 0 or not isinstance(mean, list):
+        raise CrftagError(f"{path}: average: expected a count of 0 or more and a list of means")
+    if count:
+        _check_tensors(mean, [p.shape for p in trained], path, "average.mean")
+    _check_optimizer(resume["optimizer"], optimizer, path)
+    rng, expected = resume["torch_rng"], torch.get_rng_state()
+    if rng.dtype != expected.dtype or rng.shape != expected.shape:
+        raise CrftagError(f"{path}: torch_rng: not the state of torch's random generator")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_run_state(state: dict, epochs: int, path: str) -> None:
+    """Where the run stands is a place within its ``epochs`` (train.epochs), and every value
+    has its type: a finished epoch's end (epochs + 1 when only the final files are missing)
+    or a step into the next one."""
+
+    def fail(key: str, expected: str) -> CrftagError:
+        shown = repr(state.get(key))[:80] if key in state else "nothing"
+        return CrftagError(f"{path}: run_state.{key}: expected {expected}, got {shown}")
+
+    epoch, step = state.get("epoch"), state.get("step")
+    if not _is_int(epoch) or not 1 <= epoch <= epochs + 1:
+        raise fail("epoch", f"an epoch from 1 to {epochs + 1} (train.epochs + 1)")
+    if not _is_int(step) or step < 0 or (epoch == epochs + 1 and step):
+        raise fail("step", "a batch count of 0 or more (0 after the last epoch)")
+    for key in ("epoch_loss", "epoch_seconds"):
+        value = state.get(key)
+        if not _is_number(value) or not math.isfinite(value) or value < 0:
+            raise fail(key, "a finite number of 0 or more")
+    best = state.get("best_score")
+    if not _is_number(best) or math.isnan(best) or best == math.inf:
+        raise fail("best_score", "a number (-inf before any dev score)")
+    if not _is_int(state.get("epochs_without_gain")) or state["epochs_without_gain"] < 0:
+        raise fail("epochs_without_gain", "a count of 0 or more")
+    try:
+        random.Random().setstate(state.get("batch_order_state"))
+    except (TypeError, ValueError, OverflowError):
+        raise fail("batch_order_state", "the state of Python's random generator") from None
+    history = state.get("history")
+    if not isinstance(history, list) or len(history) != epoch - 1:
+        raise fail("history", f"one entry for each of the {epoch - 1} finished epochs")
+    for position, entry in enumerate(history, start=1):
+        if not isinstance(entry, dict) or entry.get("epoch") != position:
+            raise fail("history", f"entry {position} to be epoch {position}'s result")
+
+
+def _check_fingerprint(stored: dict, config: Config, output_dir: str, path: str) -> None:
+    """The config and the training files are those the run began with."""
+    files = stored.get("files")
+    if not isinstance(stored.get("config"), str) or not isinstance(files, dict):
+        raise CrftagError(f"{path}: fingerprint: expected the digests of the config and files")
+    again = f"start the run again with crftag train CONFIG -o {output_dir} --overwrite"
+    current = data_fingerprint(config)
+    if stored["config"] != current["config"]:
+        raise CrftagError(f"{path}: the config it holds is not the one the run began with; {again}")
+    for name, digest in current["files"].items():
+        if digest is None:
+            raise CrftagError(
+                f"{path}: {name}, which the run began with, is missing: put it back, or {again}"
+            )
+        if files.get(name) != digest:
+            raise CrftagError(
+                f"{path}: {name} has changed since the run began, and a run continues only on "
+                f"the data it began with: put the file back as it was, or {again}"
+            )
+
+
+def _check_tensors(tensors: list, shapes: list, path: str, where: str) -> None:
+    if len(tensors) != len(shapes):
+        raise CrftagError(f"{path}: {where}: {len(tensors)} tensors for {len(shapes)} weights")
+    for tensor, shape in zip(tensors, shapes, strict=True):
+        if not isinstance(tensor, torch.Tensor) or tensor.shape != shape:
+            raise CrftagError(f"{path}: {where}: a tensor that does not fit its weight")
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise CrftagError(f"{path}: {where}: holds NaN or infinite values")
+
+
+def _check_optimizer(saved: dict, optimizer: torch.optim.Optimizer, path: str) -> None:
+    """``saved`` is a state of ``optimizer``: the same groups of weights, and a state per
+    weight whose tensors are scalars or of the weight's shape."""
+    groups, state = saved.get("param_groups"), saved.get("state")
+    live = [group["params"] for group in optimizer.param_groups]
+    if not isinstance(groups, list) or not isinstance(state, dict):
+        raise CrftagError(f"{path}: optimizer: expected its param_groups and state")
+    sizes = [len(g.get("params", ())) if isinstance(g, dict) else -1 for g in groups]
+    if sizes != [len(params) for params in live]:
+        raise CrftagError(f"{path}: optimizer: its groups of weights are not this model's")
+    weights = [p for params in live for p in params]
+    for index, values in state.items():
+        if not _is_int(index) or not 0 <= index < len(weights) or not isinstance(values, dict):
+            raise CrftagError(f"{path}: optimizer.state: an entry for no weight ({index!r})")
+        tensors = [v for v in values.values() if isinstance(v, torch.Tensor) and v.dim()]
+        shapes = [weights[index].shape] * len(tensors)
+        _check_tensors(tensors, shapes, path, f"optimizer.state.{index}")
+
+
+def _file_digest(path: str) -> str | None:
+    """The sha256 of a file's bytes, or of a folder's files (brat) with their names; None for
+    a path that is neither."""
+    if os.path.isdir(path):
+        names = sorted(
+            os.path.relpath(os.path.join(root, name), path)
+            for root, _, files in os.walk(path)
+            for name in files
+        )
+    elif os.path.isfile(path):
+        names = [""]
+    else:
+        return None
+    digest = hashlib.sha256()
+    for name in names:
+        digest.update(name.encode("utf-8", "surrogateescape") + b"\0")
+        with open(os.path.join(path, name) if name else path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+    return digest.hexdigest()

@@ -276,8 +276,11 @@ def _needs_fused(inputs: torch.Tensor, lstm: nn.LSTM) -> bool:
     """Whether to run :func:`bilstm_layer` rather than ``nn.LSTM``: on the CPU when gradients
     will flow (training), where its hand-written backward pass is about 1.8x faster than
     autograd through torch's LSTM. Without gradients (tagging) torch's own forward is a little
-    faster, and on a GPU cuDNN's fused kernels are."""
+    faster, and on a GPU cuDNN's fused kernels are. Under autocast torch's LSTM keeps the lower
+    precision autocast asks for, which this layer's in-place steps cannot."""
     if inputs.device.type != "cpu" or not torch.is_grad_enabled():
+        return False
+    if torch.is_autocast_enabled("cpu"):
         return False
     return inputs.requires_grad or any(p.requires_grad for p in lstm.parameters())
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from crftag import cli
 
@@ -41,7 +42,11 @@ def test_two_process_training_matches_one_process(tmp_path):
     one = json.loads((single / "metrics.json").read_text())
     two = json.loads((double / "metrics.json").read_text())
     assert two["processes"] == 2
-    assert abs(two["dev"] - one["dev"]) <= 0.02, (one["dev"], two["dev"])
+    # Two ranks take half the optimizer steps of one process, each on two batches' averaged
+    # gradient, so the runs follow different trajectories: on this sample their dev F1 differ
+    # by up to 0.044 over seeds 1-5 (both ways round). Both must have learned; that each step
+    # is the exact average is checked by test_each_step_averages_the_ranks_gradients.
+    assert one["dev"] > 0.7 and two["dev"] > 0.7, (one["dev"], two["dev"])
     loaded = subprocess.run(
         [
             sys.executable,
@@ -58,3 +63,69 @@ def test_two_process_training_matches_one_process(tmp_path):
         check=True,
     )
     assert abs(json.loads(loaded.stdout)["entities"]["micro"]["f1"] - two["dev"]) < 1e-9
+
+
+# One rank of a two-process group: the tiny model (dropout off, so both ranks compute what one
+# process computes), DistributedDataParallel over gloo, the loss of this rank's half of the
+# batch; rank 0 saves the synchronised gradients.
+_RANK_SCRIPT = """
+import sys
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+sys.path.insert(0, "tests")
+from conftest import SAMPLE_CONFIG, _tiny_settings
+from crftag.checkpoint import build_model
+from crftag.config import load_config
+from crftag.data.batching import build_batch
+from crftag.training.corpus import (build_vocabularies, encode_training_set, in_train_scheme,
+    read_training_files, resolve_schemes)
+
+rank, store, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+torch.set_num_threads(1)
+config = load_config(SAMPLE_CONFIG, _tiny_settings({"model.dropout": 0.0}))
+files = read_training_files(config)
+data_scheme, train_scheme = resolve_schemes(config, files)
+sentences = in_train_scheme([s for _, in_file in files for s in in_file], train_scheme)
+vocabularies = build_vocabularies(config, sentences, train_scheme)
+training = encode_training_set(files, vocabularies, data_scheme, train_scheme)
+torch.manual_seed(0)
+model = build_model(config, training.vocabularies, training.train_scheme)
+rows = range(4 * rank, 4 * rank + 4)
+batch = build_batch([training.sentences[i].tokens for i in rows], training.vocabularies,
+                    encoded=[training.encoded[i] for i in rows])
+if len(sys.argv) > 4:  # one process, this half alone
+    model.loss(batch).backward()
+else:
+    dist.init_process_group("gloo", init_method="file://" + store, rank=rank, world_size=2)
+    network = DistributedDataParallel(model, broadcast_buffers=False)
+    network(batch).backward()
+    dist.destroy_process_group()
+torch.save({n: p.grad for n, p in model.named_parameters() if p.grad is not None}, out)
+"""
+
+
+def test_each_step_averages_the_ranks_gradients(tmp_path):
+    """Under DistributedDataParallel every parameter's gradient, the fused LSTM's included, is
+    the mean of the gradients each rank's batch gives alone: the rule that makes N processes
+    train as one process with N times the batch."""
+    script = tmp_path / "rank.py"
+    script.write_text(_RANK_SCRIPT)
+    store = tmp_path / "store"
+
+    def start(rank, *extra):
+        out = tmp_path / f"{rank}{''.join(extra)}.pt"
+        command = [sys.executable, str(script), str(rank), str(store), str(out), *extra]
+        return subprocess.Popen(command, stderr=subprocess.PIPE, text=True), out
+
+    ranks = [start(0), start(1)]
+    alone = [start(0, "alone"), start(1, "alone")]
+    for process, _ in ranks + alone:
+        assert process.wait(timeout=120) == 0, process.stderr.read()[-3000:]
+    synced = torch.load(ranks[0][1])
+    halves = [torch.load(out) for _, out in alone]
+    assert synced.keys() == halves[0].keys() and any("lstm" in name for name in synced)
+    for name, gradient in synced.items():
+        mean = (halves[0][name] + halves[1][name]) / 2
+        assert torch.allclose(gradient, mean, rtol=1e-5, atol=1e-6), name
+        assert not torch.allclose(halves[0][name], halves[1][name]), name

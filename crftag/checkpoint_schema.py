@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 import torch
 
+from crftag.config import MAX_WORD_CHARS_LIMIT as MAX_CHARS
 from crftag.config import SPAN_SCHEMES, TRAIN_SCHEMES
 from crftag.errors import CrftagError
 
@@ -116,9 +117,14 @@ def check_payload(state: dict, source: str) -> None:
     for flag in ("lowercase", "normalize_digits"):
         if not isinstance(vocabularies.get(flag, False), bool):
             raise _fail(source, f"vocabularies.{flag}: expected true or false")
-    buckets = vocabularies.get("feature_buckets", 0)
-    if not isinstance(buckets, int) or isinstance(buckets, bool) or not 0 <= buckets <= MAX_BUCKETS:
-        raise _fail(source, f"vocabularies.feature_buckets: expected 0 to {MAX_BUCKETS}")
+    # Absent from older files: their defaults.
+    for key, default, low, high in (
+        ("feature_buckets", 0, 0, MAX_BUCKETS),
+        ("max_word_chars", 64, 2, MAX_CHARS),
+    ):
+        value = vocabularies.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise _fail(source, f"vocabularies.{key}: expected {low} to {high}")
     if not symbols["tags"]:
         raise _fail(source, "vocabularies.tags: no tags")
     _check_schemes(state, symbols["tags"], source)

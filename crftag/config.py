@@ -56,6 +56,7 @@ MAX_WIDTH = 4096  # any one width of the network: embedding, character, hidden s
 MAX_LAYERS = 16
 MAX_BUCKETS = 1 << 24
 MAX_WORDS = 10_000_000  # vocabulary entries
+MAX_WORD_CHARS_LIMIT = 1024  # characters of one word the character encoder may read
 MAX_COUNT = 1_000_000_000  # word frequencies
 MAX_COLUMN = 1000  # column indices, from either end
 MAX_EPOCHS = 100_000  # also of the epoch counts patience and average_from
@@ -184,6 +185,14 @@ class ModelConfig:
         30, "CNN filters, or character-LSTM units per direction.", minimum=1, maximum=MAX_WIDTH
     )
     char_kernel: int = _key(3, "CNN window width, in characters.", minimum=1, maximum=MAX_WIDTH)
+    max_word_chars: int = _key(
+        64,
+        "Characters of a word the character encoder reads: a longer word (a URL, a hashtag) is "
+        "read as its first half and its last half of this many, so its prefix and suffix both "
+        "count. The word embedding and the CRF still see the whole token.",
+        minimum=2,
+        maximum=MAX_WORD_CHARS_LIMIT,
+    )
     casing_dim: int = _key(
         0,
         "Size of an embedding of each word's casing class (lower, upper, initial upper, "

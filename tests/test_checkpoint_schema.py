@@ -57,6 +57,8 @@ CASES = {
     "metrics an int": (["metrics"], 7, "metrics"),
     "vocabulary a list": (["vocabularies", "words"], ["a", "b"], "vocabularies.words"),
     "duplicate symbols": (["vocabularies", "chars", "symbols"], ["a", "a"], "appears twice"),
+    "word cap zero": (["vocabularies", "max_word_chars"], 0, "max_word_chars: expected 2"),
+    "word cap a string": (["vocabularies", "max_word_chars"], "64", "max_word_chars"),
     "version negative": (["format_version"], -1, "format_version"),
     "version a bool": (["format_version"], True, "format_version"),
     "train scheme none": (["train_scheme"], "none", "both or neither none"),

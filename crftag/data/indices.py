@@ -14,7 +14,6 @@ from crftag.data.vocab import Vocabularies
 
 __all__ = [
     "MAX_DOCUMENT_SENTENCES",
-    "MAX_WORD_CHARS",
     "batch_rows",
     "bucketed_batches",
     "document_batches",
@@ -22,11 +21,9 @@ __all__ = [
     "index_arrays",
     "pieces",
     "token_cache",
+    "word_chars",
 ]
 
-# Characters of a word the character encoder sees: a word's shape is in its first few dozen
-# characters, and a cap keeps one 1 MB "word" from making a (B, T, 1M) tensor.
-MAX_WORD_CHARS = 64
 # Sentences of one document pooled together at most (document context): CoNLL-2003's longest
 # document has 197; a file with a single marker at its top must not become one giant batch.
 MAX_DOCUMENT_SENTENCES = 256
@@ -45,9 +42,20 @@ class _TokenCache(dict):
                 self.clear()
             found = self[token] = (
                 vocabularies.word_index(token),
-                vocabularies.chars.indices(token[:MAX_WORD_CHARS]),
+                vocabularies.chars.indices(word_chars(token, vocabularies.max_word_chars)),
             )
         return found
+
+
+def word_chars(token: str, limit: int) -> str:
+    """The characters of ``token`` the character encoder reads: all of them up to ``limit``,
+    else the first and the last ``limit // 2`` (one more at the front when odd). A word's shape
+    is in its prefix and suffix (``http``, ``.com``, ``-ing``), and the cap keeps one long token
+    (a URL, a 1 MB "word") from making every word of its batch that many steps long."""
+    if len(token) <= limit:
+        return token
+    back = limit // 2
+    return token[: limit - back] + token[len(token) - back :]
 
 
 def token_cache(vocabularies: Vocabularies) -> _TokenCache:

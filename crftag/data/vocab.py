@@ -110,6 +110,8 @@ class Vocabularies:
     lowercase: bool = False
     normalize_digits: bool = True
     feature_buckets: int = 0
+    # Characters of a word the character encoder reads (``model.max_word_chars``).
+    max_word_chars: int = 64
 
     def word_key(self, word: str) -> str:
         return normalize_word(
@@ -129,6 +131,7 @@ class Vocabularies:
             "lowercase": self.lowercase,
             "normalize_digits": self.normalize_digits,
             "feature_buckets": self.feature_buckets,
+            "max_word_chars": self.max_word_chars,
         }
 
     @classmethod
@@ -140,4 +143,6 @@ class Vocabularies:
             lowercase=bool(state["lowercase"]),
             normalize_digits=bool(state["normalize_digits"]),
             feature_buckets=int(state.get("feature_buckets", 0)),
+            # Models written before the key read 64 characters of a word.
+            max_word_chars=int(state.get("max_word_chars", 64)),
         )

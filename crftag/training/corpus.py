@@ -138,6 +138,7 @@ def build_vocabularies(
         lowercase=config.vocab.lowercase,
         normalize_digits=config.vocab.normalize_digits,
         feature_buckets=config.model.feature_buckets if config.model.encoder == "features" else 0,
+        max_word_chars=config.model.max_word_chars,
     )
     for sentence in sentences:
         words.update(vocabularies.word_key(token) for token in sentence.tokens)

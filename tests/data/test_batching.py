@@ -7,8 +7,10 @@ from collections import Counter
 import torch
 
 from crftag.data.batching import collate, document_groups, encode, encode_batch
-from crftag.data.indices import MAX_DOCUMENT_SENTENCES, MAX_WORD_CHARS, document_batches
+from crftag.data.indices import MAX_DOCUMENT_SENTENCES, document_batches, word_chars
 from crftag.data.vocab import Vocabularies, Vocabulary
+
+MAX_WORD_CHARS = Vocabularies.max_word_chars  # the default cap
 
 
 def _vocabularies(feature_buckets: int = 0) -> Vocabularies:
@@ -94,3 +96,25 @@ def test_groups_join_one_word_in_one_document():
     assert groups[2, 0] not in (japan, won)  # another document
     padding = groups.max()
     assert groups[0, 2] == padding and groups[2, 1] == padding and padding == 4  # 4 words
+
+
+def test_a_long_word_is_read_as_its_first_and_last_characters():
+    assert word_chars("cat", 4) == "cat" and word_chars("cats", 4) == "cats"
+    assert word_chars("https://example.com", 8) == "http.com"
+    assert word_chars("abcdefg", 5) == "abcfg"  # the odd one at the front
+    url = "https://www.example.com/" + "x" * 500 + "/index.html"
+    assert word_chars(url, 64) == url[:32] + url[-32:]
+    vocabularies = _vocabularies()
+    vocabularies.max_word_chars = 6
+    encoded = encode(["paris", "eeeeeeeeerrrrrrrrr", "the"], vocabularies)
+    assert encoded.chars.shape == (3, 6)  # the long word costs 6 steps, not 18
+    assert encoded.chars[1].tolist() == vocabularies.chars.indices("eeerrr")
+
+
+def test_the_word_cap_travels_with_the_vocabularies():
+    vocabularies = _vocabularies()
+    vocabularies.max_word_chars = 12
+    assert Vocabularies.from_state(vocabularies.to_state()).max_word_chars == 12
+    older = vocabularies.to_state()
+    del older["max_word_chars"]  # written before the setting existed
+    assert Vocabularies.from_state(older).max_word_chars == 64

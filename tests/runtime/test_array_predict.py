@@ -52,12 +52,15 @@ def assert_close(expected, actual, where):
         {},
         {"model__document_context": True, "model__char_encoder": "lstm"},
         {"data__train_scheme": "iob2"},
+        {"model__max_word_chars": 4, "model__char_encoder": "lstm"},
     ],
-    ids=["bioes-cnn", "document-context-char-lstm", "iob2"],
+    ids=["bioes-cnn", "document-context-char-lstm", "iob2", "four-characters-a-word"],
 )
 def test_every_field_of_predict_matches_the_torch_tagger(train_tiny, tmp_path, settings):
     tagger, _ = train_tiny(train__epochs=2, **settings)
     runtime = ArrayTagger.load(export(tagger, tmp_path))
+    cap = settings.get("model__max_word_chars", 64)
+    assert tagger.vocabularies.max_word_chars == runtime.vocabularies.max_word_chars == cap
     sentences = sample_sentences()
     documents = [index // 6 for index in range(len(sentences))]
     options = {"probs": "all", "nbest": 4, "documents": documents, "token_offsets": True}

@@ -213,6 +213,31 @@ def _baseline_rows(baseline: dict, *, header: bool) -> list[str]:
     return [*rows, row] if header else [row]
 
 
+def _training_rows(step: dict, web: dict | None) -> list[str]:
+    """The training step's rows: its time against the encoder alone, its tokens/s against the
+    target, and web text's cost per token against news."""
+    network = step.get("network", "the timed model")
+    rows = [
+        f"| training step ({network}), {step['batches']} batches | {step['full_step_s']:.2f} s | "
+        f"encoder forward+backward alone {step['encoder_forward_backward_s']:.2f} s | "
+        f"{step['ratio']:.2f}x (<= {step['target_ratio']}) |"
+    ]
+    if "tokens_per_s" in step:
+        rows.append(
+            f"| training tokens/s ({network}) | {step['tokens_per_s']:,.0f} | encoder alone "
+            f"{step['encoder_floor_tokens_per_s']:,.0f} | target >= "
+            f"{step['target_tokens_per_s']:,} |"
+        )
+    for name, result in (web or {}).items():
+        if isinstance(result, dict) and "web_over_news_per_token" in result:
+            rows.append(
+                f"| {name}, EWT web text per token | {result['web_tokens_per_s']:,.0f} tokens/s | "
+                f"eng.train {result['news_tokens_per_s']:,.0f} tokens/s | "
+                f"{result['web_over_news_per_token']:.2f}x (<= {result['target']}) |"
+            )
+    return rows
+
+
 def _ms(seconds: float) -> str:
     return f"{1000 * seconds:.2f} ms"
 
@@ -240,11 +265,7 @@ def speed_tables(speed: dict) -> str:
     lines += ["| what | crftag | reference, same run | ratio (target) |", "|---|---|---|---|"]
     step = speed.get("training_step")
     if step:
-        lines.append(
-            f"| training step, {step['batches']} batches | {step['full_step_s']:.2f} s | "
-            f"encoder forward+backward alone {step['encoder_forward_backward_s']:.2f} s | "
-            f"{step['ratio']:.2f}x (<= {step['target_ratio']}) |"
-        )
+        lines += _training_rows(step, speed.get("web_text"))
     predict = speed.get("predict")
     if predict:
         lines.append(

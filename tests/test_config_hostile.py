@@ -59,6 +59,7 @@ def test_every_mistake_is_reported_at_once(tmp_path):
         f"{path}: vocab.max_size: expected int, got str 'abc'",
         f"{path}: unknown key 'model.hidden_sizee'; did you mean 'model.hidden_size'? (valid: "
         "encoder, feature_buckets, word_dim, char_encoder, char_dim, char_size, char_kernel, "
+        "max_word_chars, "
         "casing_dim, hidden_size, num_layers, dropout, locked_dropout, document_context, "
         "hidden_layer, constrained, embeddings, freeze_embeddings)",
         f"{path}: model.num_layers: expected a value >= 1, got 0",

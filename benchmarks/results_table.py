@@ -217,6 +217,8 @@ def _training_rows(step: dict, web: dict | None) -> list[str]:
     """The training step's rows: its time against the encoder alone, its tokens/s against the
     target, and web text's cost per token against news."""
     network = step.get("network", "the timed model")
+    if step.get("fast_encoder"):
+        network += ", `train.fast_encoder`"
     rows = [
         f"| training step ({network}), {step['batches']} batches | {step['full_step_s']:.2f} s | "
         f"encoder forward+backward alone {step['encoder_forward_backward_s']:.2f} s | "
@@ -266,6 +268,8 @@ def speed_tables(speed: dict) -> str:
     step = speed.get("training_step")
     if step:
         lines += _training_rows(step, speed.get("web_text"))
+    if speed.get("training_step_fast"):
+        lines += _training_rows(speed["training_step_fast"], None)
     predict = speed.get("predict")
     if predict:
         lines.append(

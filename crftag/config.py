@@ -291,6 +291,12 @@ class TrainConfig:
         maximum=MAX_EPOCHS,
     )
     amp: bool = _key(False, "bfloat16 autocast for the encoder (GPUs); the CRF stays float32.")
+    fast_encoder: bool = _key(
+        False,
+        "On a CPU, train the BiLSTMs through a hand-written backward pass, the character LSTM "
+        "once per distinct word, and dropout from uniform draws: faster, the same functions, "
+        "another random trajectory per seed; not the default (docs/training-speed.md).",
+    )
     unlabeled_as: str = _key(
         "O",
         "How training reads a token outside every span of a span file (jsonl, brat): `O`, or "

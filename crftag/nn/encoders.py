@@ -20,6 +20,7 @@ __all__ = [
     "LockedDropout",
     "WordBiLSTM",
     "WordEmbedding",
+    "use_fast_training",
 ]
 
 
@@ -113,11 +114,14 @@ class CharLSTM(nn.Module):
         self.embedding = nn.Embedding(num_chars, char_dim, padding_idx=0)
         self.lstm = nn.LSTM(char_dim, hidden_size, batch_first=True, bidirectional=True)
         self.output_size = 2 * hidden_size
+        self.fast_training = False  # see use_fast_training
 
     def forward(self, chars: torch.Tensor) -> torch.Tensor:
         batch_size, length, width = chars.shape
         if chars.numel() == 0:
             return self.embedding.weight.new_zeros(batch_size, length, self.output_size)
+        if self.training and not self.fast_training:
+            return self._per_word(chars)
         # Once per distinct word of the batch, then gathered: news text repeats its words, so
         # a batch holds about a quarter as many distinct rows as words (padding rows among
         # them, which become the one all-padding row).
@@ -129,6 +133,23 @@ class CharLSTM(nn.Module):
             encoded = torch.cat([encoded.new_zeros(1, self.output_size), encoded])
         return encoded[where].view(batch_size, length, -1)
 
+    def _per_word(self, chars: torch.Tensor) -> torch.Tensor:
+        """chars (B, T, C) -> (B, T, 2H): every word of the batch through torch's LSTM, as the
+        recipe's published runs were trained."""
+        batch_size, length, width = chars.shape
+        flat = chars.view(-1, width)  # (B*T, C)
+        word_lengths = flat.ne(0).sum(1)  # (B*T,)
+        real = word_lengths > 0
+        output = flat.new_zeros(flat.size(0), self.output_size, dtype=self.embedding.weight.dtype)
+        if bool(real.any()):
+            embedded = self.embedding(flat[real])  # (N, C, D)
+            packed = pack_padded_sequence(
+                embedded, word_lengths[real].cpu(), batch_first=True, enforce_sorted=False
+            )
+            _, (hidden, _) = self.lstm(packed)  # hidden (2, N, H)
+            output[real] = torch.cat([hidden[0], hidden[1]], dim=1)
+        return output.view(batch_size, length, -1)
+
     def _encode(self, words: torch.Tensor) -> torch.Tensor:
         """words (N, C) long, each at least one character, 0 = padding -> (N, 2H): the two
         final states."""
@@ -136,7 +157,7 @@ class CharLSTM(nn.Module):
         if not len(words):
             return embedded.new_zeros(0, self.output_size)
         lengths = words.ne(0).sum(1)  # (N,)
-        if _needs_fused(embedded, self.lstm):
+        if self.fast_training and _needs_fused(embedded, self.lstm):
             states = bilstm_layer(embedded, lengths, *_layer_weights(self.lstm, 0))  # (N, C, 2H)
             hidden_size = self.output_size // 2
             last = (lengths - 1).view(-1, 1, 1).expand(-1, 1, hidden_size)
@@ -205,8 +226,11 @@ class Dropout(nn.Module):
         if not 0.0 <= p < 1.0:
             raise ValueError(f"expected a dropout probability in [0, 1), got {p}")
         self.p = p
+        self.fast_training = False  # see use_fast_training
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        if not self.fast_training:
+            return F.dropout(inputs, self.p, self.training)  # nn.Dropout's masks
         return dropout(inputs, self.p, self.training)
 
 
@@ -252,9 +276,10 @@ class WordBiLSTM(nn.Module):
             dropout=dropout if num_layers > 1 else 0.0,
         )
         self.output_size = 2 * hidden_size
+        self.fast_training = False  # see use_fast_training
 
     def forward(self, inputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        if _needs_fused(inputs, self.lstm):
+        if self.fast_training and _needs_fused(inputs, self.lstm):
             return self._fused(inputs, lengths)
         packed = pack_padded_sequence(inputs, lengths, batch_first=True, enforce_sorted=False)
         output, _ = self.lstm(packed)
@@ -270,6 +295,18 @@ class WordBiLSTM(nn.Module):
                 output = dropout(output, self.lstm.dropout, self.training)
             output = bilstm_layer(output, lengths, *_layer_weights(self.lstm, layer))
         return output
+
+
+def use_fast_training(model: nn.Module, fast: bool) -> None:
+    """Train ``model``'s BiLSTMs through :func:`bilstm_layer` (a hand-written backward pass),
+    its character LSTM once per distinct word of a batch, and its dropout with masks from
+    uniform draws (``train.fast_encoder``), or as torch's modules do (the default). Both compute
+    the same functions up to float summation order, but the masks come from another random
+    stream, so a seed trains along another trajectory: docs/training-speed.md says how much
+    faster and docs/experiments.md why it is not the default. Tagging is the same either way."""
+    for module in model.modules():
+        if hasattr(module, "fast_training"):
+            module.fast_training = fast
 
 
 def _needs_fused(inputs: torch.Tensor, lstm: nn.LSTM) -> bool:

@@ -16,6 +16,7 @@ from crftag.data.conll import Sentence
 from crftag.data.vectors import read_embeddings
 from crftag.data.vocab import Vocabularies
 from crftag.errors import CrftagError
+from crftag.nn.encoders import use_fast_training
 from crftag.nn.taggers import CRFTagger
 from crftag.training.averaging import WeightAverage
 from crftag.training.checks import check_model_size
@@ -119,6 +120,7 @@ def start_run(
         copy_weights(model, base.model)
     train_words = training.words
     set_trained_rows(model, config, train_words)
+    use_fast_training(model, config.train.fast_encoder)
     model.to(device)
     run = Run(
         config=config,

@@ -67,10 +67,12 @@ def test_gradcheck():
     )
 
 
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "torch"])
 @pytest.mark.parametrize("num_layers", [1, 2])
-def test_the_word_encoder_trains_through_it_and_tags_through_torch_alike(num_layers):
+def test_the_word_encoder_trains_through_it_and_tags_through_torch_alike(num_layers, fast):
     torch.manual_seed(2)
     encoder = WordBiLSTM(6, 5, num_layers, dropout=0.0).double()
+    encoder.fast_training = fast
     lengths = torch.tensor([4, 2, 6])
     inputs = torch.randn(3, 6, 6, dtype=torch.float64, requires_grad=True)
     leaves = [inputs, *encoder.parameters()]
@@ -97,9 +99,11 @@ def per_word_char_states(encoder, chars):
     return torch.stack(rows).view(chars.size(0), chars.size(1), -1)
 
 
-def test_characters_are_encoded_once_per_distinct_word_with_the_same_answers_and_gradients():
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "torch"])
+def test_characters_are_encoded_once_per_distinct_word_with_the_same_answers_and_gradients(fast):
     torch.manual_seed(3)
     encoder = CharLSTM(num_chars=9, char_dim=4, hidden_size=3).double()
+    encoder.fast_training = fast
     words = [[2, 3, 4], [5], [2, 3, 4], [6, 7, 8, 2, 3], [5], [0, 0, 0]]  # repeats, padding
     chars = torch.zeros(2, 3, 5, dtype=torch.long)
     for index, word in enumerate(words):
@@ -123,3 +127,31 @@ def test_dropout_zeroes_a_share_p_and_keeps_the_mean():
     assert abs(float(dropped.mean()) - 1.0) < 0.01
     layer = Dropout(0.3).eval()
     assert layer(ones) is ones
+
+
+def test_fast_training_switches_every_module_and_only_fast_runs_the_fused_layer(monkeypatch):
+    from crftag.nn import encoders
+
+    calls = []
+    real = encoders.bilstm_layer
+    monkeypatch.setattr(encoders, "bilstm_layer", lambda *a: calls.append(1) or real(*a))
+    model = torch.nn.Sequential(WordBiLSTM(4, 3, 1, 0.0), CharLSTM(9, 4, 3), Dropout(0.5))
+    flags = [m for m in model.modules() if hasattr(m, "fast_training")]
+    assert len(flags) == 3 and not any(m.fast_training for m in flags)  # off unless asked
+    inputs, lengths = torch.randn(2, 3, 4, requires_grad=True), torch.tensor([3, 1])
+    model[0](inputs, lengths).sum().backward()
+    assert not calls
+    encoders.use_fast_training(model, True)
+    assert all(m.fast_training for m in flags)
+    model[0](inputs, lengths).sum().backward()
+    assert calls
+
+
+def test_the_default_dropout_draws_nn_dropouts_masks():
+    """Off the fast path a seed draws exactly the masks torch's nn.Dropout draws, so a recipe
+    trains along the trajectory its published runs took."""
+    inputs = torch.randn(4, 7, 11)
+    torch.manual_seed(5)
+    expected = torch.nn.Dropout(0.4).train()(inputs)
+    torch.manual_seed(5)
+    assert torch.equal(Dropout(0.4).train()(inputs), expected)

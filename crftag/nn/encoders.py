@@ -138,16 +138,10 @@ class CharLSTM(nn.Module):
         recipe's published runs were trained."""
         batch_size, length, width = chars.shape
         flat = chars.view(-1, width)  # (B*T, C)
-        word_lengths = flat.ne(0).sum(1)  # (B*T,)
-        real = word_lengths > 0
+        real = flat.ne(0).any(1)  # (B*T,): positions holding a word
         output = flat.new_zeros(flat.size(0), self.output_size, dtype=self.embedding.weight.dtype)
         if bool(real.any()):
-            embedded = self.embedding(flat[real])  # (N, C, D)
-            packed = pack_padded_sequence(
-                embedded, word_lengths[real].cpu(), batch_first=True, enforce_sorted=False
-            )
-            _, (hidden, _) = self.lstm(packed)  # hidden (2, N, H)
-            output[real] = torch.cat([hidden[0], hidden[1]], dim=1)
+            output[real] = self._encode(flat[real])
         return output.view(batch_size, length, -1)
 
     def _encode(self, words: torch.Tensor) -> torch.Tensor:

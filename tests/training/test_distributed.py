@@ -73,23 +73,18 @@ import sys
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
-sys.path.insert(0, "tests")
+sys.path[:0] = ["tests", "tests/training"]
 from conftest import SAMPLE_CONFIG, _tiny_settings
+from test_loop import _tiny_training_set
 from crftag.checkpoint import build_model
 from crftag.config import load_config
 from crftag.data.batching import build_batch
 from crftag.nn.encoders import use_fast_training
-from crftag.training.corpus import (build_vocabularies, encode_training_set, in_train_scheme,
-    read_training_files, resolve_schemes)
 
 rank, store, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 torch.set_num_threads(1)
 config = load_config(SAMPLE_CONFIG, _tiny_settings({"model.dropout": 0.0}))
-files = read_training_files(config)
-data_scheme, train_scheme = resolve_schemes(config, files)
-sentences = in_train_scheme([s for _, in_file in files for s in in_file], train_scheme)
-vocabularies = build_vocabularies(config, sentences, train_scheme)
-training = encode_training_set(files, vocabularies, data_scheme, train_scheme)
+training = _tiny_training_set(config)
 torch.manual_seed(0)
 model = build_model(config, training.vocabularies, training.train_scheme)
 use_fast_training(model, True)  # the hand-written backward pass under DDP's hooks

@@ -293,9 +293,9 @@ class TrainConfig:
     amp: bool = _key(False, "bfloat16 autocast for the encoder (GPUs); the CRF stays float32.")
     fast_encoder: bool = _key(
         False,
-        "On a CPU, train the BiLSTMs through a hand-written backward pass, the character LSTM "
-        "once per distinct word, and dropout from uniform draws: faster, the same functions, "
-        "another random trajectory per seed; not the default (docs/training-speed.md).",
+        "On a CPU, train the BiLSTMs through a hand-written backward pass and the character "
+        "LSTM once per distinct word: faster, the same functions and random draws up to float "
+        "rounding; not the default until its accuracy check (docs/training-speed.md).",
     )
     unlabeled_as: str = _key(
         "O",

@@ -208,9 +208,9 @@ class CasingEmbedding(nn.Module):
 
 
 class Dropout(nn.Module):
-    """``nn.Dropout`` with its mask drawn from uniform numbers: torch's CPU ``bernoulli_`` draws
-    one number at a time (1.2 ms for the features of a CoNLL-2003 batch, a fifth of a training
-    step's encoder time), ``rand_like`` a vector at a time (0.25 ms). The same distribution.
+    """``nn.Dropout``, with its probability checked when the model is built. Its masks are
+    ``nn.Dropout``'s (``bernoulli_``) on every path, the fast training path included, so a seed
+    draws the same masks whichever encoder path trains.
 
     inputs (any shape) -> the same shape; the identity outside training
     """
@@ -220,20 +220,9 @@ class Dropout(nn.Module):
         if not 0.0 <= p < 1.0:
             raise ValueError(f"expected a dropout probability in [0, 1), got {p}")
         self.p = p
-        self.fast_training = False  # see use_fast_training
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
-        if not self.fast_training:
-            return F.dropout(inputs, self.p, self.training)  # nn.Dropout's masks
-        return dropout(inputs, self.p, self.training)
-
-
-def dropout(inputs: torch.Tensor, p: float, training: bool) -> torch.Tensor:
-    """Zero each element with probability ``p`` and scale the rest by 1 / (1 - p)."""
-    if not training or p == 0.0:
-        return inputs
-    keep = torch.rand_like(inputs) >= p
-    return inputs * keep / (1.0 - p)
+        return F.dropout(inputs, self.p, self.training)
 
 
 class LockedDropout(Dropout):
@@ -285,19 +274,20 @@ class WordBiLSTM(nn.Module):
         lengths = lengths.to(inputs.device)
         output = inputs
         for layer in range(self.lstm.num_layers):
+            # nn.LSTM's dropout between layers. It draws its masks over the packed rows, so with
+            # more than one layer a seed's masks differ from nn.LSTM's (the recipes have one).
             if layer:
-                output = dropout(output, self.lstm.dropout, self.training)
+                output = F.dropout(output, self.lstm.dropout, self.training)
             output = bilstm_layer(output, lengths, *_layer_weights(self.lstm, layer))
         return output
 
 
 def use_fast_training(model: nn.Module, fast: bool) -> None:
-    """Train ``model``'s BiLSTMs through :func:`bilstm_layer` (a hand-written backward pass),
-    its character LSTM once per distinct word of a batch, and its dropout with masks from
-    uniform draws (``train.fast_encoder``), or as torch's modules do (the default). Both compute
-    the same functions up to float summation order, but the masks come from another random
-    stream, so a seed trains along another trajectory: docs/training-speed.md says how much
-    faster and docs/experiments.md why it is not the default. Tagging is the same either way."""
+    """Train ``model``'s BiLSTMs through :func:`bilstm_layer` (a hand-written backward pass) and
+    its character LSTM once per distinct word of a batch (``train.fast_encoder``), or as torch's
+    modules do. Both compute the same functions up to float summation order and draw the same
+    dropout masks, so a seed follows the same trajectory until float rounding moves it:
+    docs/training-speed.md says how much faster. Tagging is the same either way."""
     for module in model.modules():
         if hasattr(module, "fast_training"):
             module.fast_training = fast

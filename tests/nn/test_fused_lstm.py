@@ -138,19 +138,45 @@ def test_fast_training_switches_every_module_and_only_fast_runs_the_fused_layer(
 
 
 @pytest.mark.parametrize("fast", [True, False], ids=["fast", "torch"])
-def test_dropout_draws_nn_dropouts_masks_on_either_path(fast):
-    """A seed draws exactly the masks torch's nn.Dropout draws, fast path or not, so a recipe
-    trains along the trajectory its published runs took."""
+@pytest.mark.parametrize("p", [0.5, 0.3])
+def test_dropout_draws_nn_dropouts_masks_on_either_path(fast, p):
+    """A seed draws exactly the masks torch's nn.Dropout draws and leaves the generator where
+    it leaves it, fast path or not, so a recipe trains along the trajectory its published runs
+    took."""
     from crftag.nn import encoders
 
     inputs = torch.randn(4, 7, 11)
     torch.manual_seed(5)
-    expected = torch.nn.Dropout(0.4).train()(inputs)
-    layer = Dropout(0.4).train()
+    expected = torch.nn.Dropout(p).train()(inputs)
+    state_after = torch.get_rng_state()
+    layer = Dropout(p).train()
     encoders.use_fast_training(layer, fast)
     torch.manual_seed(5)
     assert torch.equal(layer(inputs), expected)
+    assert torch.equal(torch.get_rng_state(), state_after)
     assert layer.eval()(inputs) is inputs
+
+
+def test_dropout_gradient_is_nn_dropouts():
+    inputs = torch.randn(3, 5, 6, requires_grad=True)
+    torch.manual_seed(8)
+    torch.nn.functional.dropout(inputs, 0.5, True).pow(2).sum().backward()
+    expected, inputs.grad = inputs.grad, None
+    torch.manual_seed(8)
+    Dropout(0.5).train()(inputs).pow(2).sum().backward()
+    assert torch.equal(inputs.grad, expected)
+
+
+def test_training_with_torchs_own_dropout_is_the_same_to_the_bit(train_tiny, monkeypatch):
+    """The default path's epochs with ``F.dropout`` in place of crftag's draws: the same
+    losses and dev scores exactly, not up to rounding."""
+    from crftag.nn import encoders
+
+    settings = dict(model__char_encoder="lstm", model__char_size=8, train__epochs=2, train__seed=4)
+    _, ours = train_tiny(**settings)
+    monkeypatch.setattr(encoders, "dropout", torch.nn.functional.dropout)
+    _, torchs = train_tiny(**settings)
+    assert [(e.loss, e.dev_score) for e in ours] == [(e.loss, e.dev_score) for e in torchs]
 
 
 def test_the_fast_encoder_trains_along_the_default_path(train_tiny):

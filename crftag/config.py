@@ -295,7 +295,7 @@ class TrainConfig:
         False,
         "On a CPU, train the BiLSTMs through a hand-written backward pass and the character "
         "LSTM once per distinct word: faster, the same functions and random draws up to float "
-        "rounding; not the default until its accuracy check (docs/training-speed.md).",
+        "rounding; on in configs/conll03.yaml (docs/training-speed.md).",
     )
     unlabeled_as: str = _key(
         "O",

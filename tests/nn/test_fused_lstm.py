@@ -137,20 +137,15 @@ def test_fast_training_switches_every_module_and_only_fast_runs_the_fused_layer(
     assert calls
 
 
-@pytest.mark.parametrize("fast", [True, False], ids=["fast", "torch"])
 @pytest.mark.parametrize("p", [0.5, 0.3])
-def test_dropout_draws_nn_dropouts_masks_on_either_path(fast, p):
+def test_dropout_draws_nn_dropouts_masks(p):
     """A seed draws exactly the masks torch's nn.Dropout draws and leaves the generator where
-    it leaves it, fast path or not, so a recipe trains along the trajectory its published runs
-    took."""
-    from crftag.nn import encoders
-
+    it leaves it, so a recipe trains along the trajectory its published runs took."""
     inputs = torch.randn(4, 7, 11)
     torch.manual_seed(5)
     expected = torch.nn.Dropout(p).train()(inputs)
     state_after = torch.get_rng_state()
     layer = Dropout(p).train()
-    encoders.use_fast_training(layer, fast)
     torch.manual_seed(5)
     assert torch.equal(layer(inputs), expected)
     assert torch.equal(torch.get_rng_state(), state_after)

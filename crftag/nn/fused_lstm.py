@@ -12,14 +12,26 @@ gradients and the input projection's gradient taken as a few large matrix produc
 loop. The arithmetic is ``nn.LSTM``'s (gate order i, f, g, o; both biases), so its parameters are
 used as they are and results agree up to the order of float summation.
 
-Shapes: B rows, T steps, D input features, H hidden units per direction, 2 directions.
+Where the optional C extension built (``crftag/nn/_lstm.c``, see setup.py), the two time loops
+run there instead, one direction per thread where torch has two (from OpenMP's pool, torch's
+own), over positions packed row after row; everything around the loops is the same few large
+products. The torch loops below remain for float16, other devices, and where no compiler was
+found.
+
+Shapes: B rows, T steps, D input features, H hidden units per direction, 2 directions, N real
+positions (the sum of the lengths).
 """
 
 from __future__ import annotations
 
 import torch
 
-__all__ = ["bilstm_layer"]
+try:  # the compiled time loops (crftag/nn/_lstm.c), built by setup.py where a compiler exists
+    from crftag.nn import _lstm
+except ImportError:  # pragma: no cover - exercised only where the extension did not build
+    _lstm = None
+
+__all__ = ["bilstm_layer", "compiled_loops_available"]
 
 
 def bilstm_layer(
@@ -32,7 +44,93 @@ def bilstm_layer(
     """inputs (B, T, D), lengths (B,) int64 with every length >= 1, weights_ih (2, 4H, D),
     weights_hh (2, 4H, H), biases (2, 4H) (``bias_ih + bias_hh``) -> (B, T, 2H): the forward
     direction's states then the backward direction's, zeros past each row's end."""
+    if _runs_compiled(inputs, weights_ih, weights_hh, biases):
+        return _CompiledBiLSTMLayer.apply(inputs, lengths, weights_ih, weights_hh, biases)
     return _BiLSTMLayer.apply(inputs, lengths, weights_ih, weights_hh, biases)
+
+
+def compiled_loops_available() -> bool:
+    """Whether the CPU runs the compiled time loops (crftag/nn/_lstm.c), not torch's."""
+    return _lstm is not None
+
+
+def _runs_compiled(*tensors: torch.Tensor) -> bool:
+    """Whether the compiled loops take these tensors: all on the CPU, float32 or float64 alike."""
+    dtype = tensors[0].dtype
+    return (
+        _lstm is not None
+        and dtype in (torch.float32, torch.float64)
+        and all(t.device.type == "cpu" and t.dtype == dtype for t in tensors)
+    )
+
+
+class _CompiledBiLSTMLayer(torch.autograd.Function):
+    """The layer with both time loops in C over packed positions (row after row: the order a
+    boolean mask selects them in), and the input projection and weight gradients as one or two
+    matrix products over all positions and both directions."""
+
+    @staticmethod
+    def forward(ctx, inputs, lengths, weights_ih, weights_hh, biases):
+        batch_size, steps, width = inputs.shape
+        hidden = weights_hh.size(2)
+        lengths = lengths.to(torch.int64).contiguous()
+        real = (torch.arange(steps) < lengths.unsqueeze(1)).view(-1)  # (B * T,)
+        packed = inputs.detach().reshape(batch_size * steps, width)[real]  # (N, D)
+        both_ih = weights_ih.detach().reshape(8 * hidden, width)  # (8H, D): direction 0, then 1
+        gates = torch.addmm(biases.detach().reshape(8 * hidden), packed, both_ih.t())  # (N, 8H)
+        cells = gates.new_empty(packed.size(0), 2 * hidden)
+        states = torch.empty_like(cells)
+        weights_hh_t = weights_hh.detach().transpose(1, 2).contiguous()  # (2, H, 4H)
+        _lstm.forward(
+            gates.numpy(),
+            cells.numpy(),
+            states.numpy(),
+            lengths.numpy(),
+            weights_hh_t.numpy(),
+            batch_size,
+            hidden,
+            torch.get_num_threads(),
+        )
+        ctx.save_for_backward(packed, weights_ih, weights_hh, gates, cells, states)
+        ctx.layout = (lengths, real, (batch_size, steps, width))
+        output = states.new_zeros(batch_size * steps, 2 * hidden)
+        output[real] = states
+        return output.view(batch_size, steps, 2 * hidden)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        packed, weights_ih, weights_hh, gates, cells, states = ctx.saved_tensors
+        lengths, real, (batch_size, steps, width) = ctx.layout
+        hidden = weights_hh.size(2)
+        positions = packed.size(0)
+        grad_states = grad_output.reshape(batch_size * steps, 2 * hidden)[real].contiguous()
+        grad_gates = torch.empty_like(gates)  # (N, 8H)
+        previous = torch.empty_like(states)  # (N, 2H): h_{t-1} in each direction's own time
+        _lstm.backward(
+            grad_states.numpy(),
+            gates.numpy(),
+            cells.numpy(),
+            states.numpy(),
+            weights_hh.detach().contiguous().numpy(),
+            lengths.numpy(),
+            grad_gates.numpy(),
+            previous.numpy(),
+            batch_size,
+            hidden,
+            torch.get_num_threads(),
+        )
+        # The weight gradients: sums over every position, as a few large products.
+        by_direction = grad_gates.view(positions, 2, 4 * hidden).transpose(0, 1)  # (2, N, 4H)
+        grad_hh = by_direction.transpose(1, 2).bmm(
+            previous.view(positions, 2, hidden).transpose(0, 1)
+        )  # (2, 4H, H)
+        grad_biases = by_direction.sum(1)  # (2, 4H)
+        grad_ih = grad_gates.t().mm(packed).view(2, 4 * hidden, width)
+        # Both directions' share of each input, summed by the one product.
+        grad_packed = grad_gates.mm(weights_ih.reshape(8 * hidden, width))  # (N, D)
+        grad_inputs = grad_packed.new_zeros(batch_size * steps, width)
+        grad_inputs[real] = grad_packed
+        return grad_inputs.view(batch_size, steps, width), None, grad_ih, grad_hh, grad_biases
 
 
 def _reversal_index(lengths: torch.Tensor, steps: int) -> torch.Tensor:

@@ -1,0 +1,525 @@
+/* Compiled CPU kernel for crftag.nn.fused_lstm (module crftag.nn._lstm): the time loop of one
+ * bidirectional LSTM layer, forward and back-propagation through time.
+ *
+ * Written by hand because each step of the loop is a dozen torch calls of a few microseconds
+ * each over a few rows; on a CPU training batch the calls, not the arithmetic, were most of the
+ * encoder's cost. Here a step is one small matrix product per direction (register-blocked so
+ * the compiler vectorises it) and one pass over the gates; the two directions run on two threads.
+ * Built as an optional extension (setup.py); where it does not compile, crftag.nn.fused_lstm
+ * runs its torch loop instead, which computes the same functions.
+ *
+ * Layout: the N real positions of a padded batch, packed row after row (row b's positions are
+ * start_b .. start_b + length_b - 1, start_b the sum of the lengths before it). Direction 0
+ * reads a row left to right, direction 1 right to left; both write their state at the word it
+ * belongs to. Gate order i, f, g, o, as in nn.LSTM.
+ *
+ * forward(gates, cells, states, lengths, weights_hh_t, B, H, threads)
+ *   gates        (N, 2, 4H) in: x W_ih^T + b_ih + b_hh of each direction; out: the activated
+ *                gates (sigmoid i, f, tanh g, sigmoid o), which the backward pass reads
+ *   cells        (N, 2, H) written
+ *   states       (N, 2, H) written
+ *   lengths      (B,) int64, each >= 1; N is their sum
+ *   weights_hh_t (2, H, 4H): each direction's W_hh transposed
+ *   threads      1 or 2: how many threads the two directions share
+ *
+ * backward(grad_states, gates, cells, states, weights_hh, lengths, grad_gates, previous, B, H,
+ *          threads)
+ *   grad_states  (N, 2, H) dL/dh at each position from above
+ *   weights_hh   (2, 4H, H)
+ *   grad_gates   (N, 2, 4H) written: dL/d(gate pre-activations)
+ *   previous     (N, 2, H) written: each position's h of the step before it in its direction's
+ *                own time, zeros at the first step, so dL/dW_hh is one product after the loop
+ *
+ * float and double. The float activations use the Cephes polynomials for exp and tanh
+ * (relative error about 1e-7, the rounding of a float), because the C library's are not
+ * vectorised; the double ones use the C library's.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A copy of the hot loops for AVX2 + FMA CPUs beside the baseline, picked when the module loads. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define VECTOR_CLONES
+#endif
+
+/* The float activations work on eight numbers at a time, written with GCC's vector extensions
+   because its vectoriser does not turn the branch-free scalar forms into vector code. */
+/* The helpers below are always inlined, so how a 32-byte vector is passed never matters. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef float vfloat __attribute__((vector_size(32)));
+typedef int32_t vint __attribute__((vector_size(32)));
+
+static inline __attribute__((always_inline)) vfloat choose(vint mask, vfloat yes, vfloat no) {
+    return (vfloat)((mask & (vint)yes) | (~mask & (vint)no));
+}
+
+/* Cephes expf: exp(x) = 2^n exp(r), |r| <= ln(2) / 2, exp(r) by a degree-6 polynomial. NaN stays
+   NaN: both clamps compare false on it. */
+static inline __attribute__((always_inline)) vfloat exp_vector(vfloat x) {
+    const vfloat high = x - x + 88.3762626647949f, low = x - x - 87.3365447505531f;
+    x = choose(x > high, high, x);
+    x = choose(x < low, low, x);
+    const vfloat scaled = x * 1.44269504088896341f + 0.5f; /* n = floor(scaled) */
+    vfloat n = __builtin_convertvector(__builtin_convertvector(scaled, vint), vfloat);
+    n = choose(n > scaled, n - 1.0f, n);
+    const vfloat r = x - n * 0.693359375f + n * 2.12194440e-4f;
+    vfloat y = r * 1.9875691500e-4f + 1.3981999507e-3f;
+    y = y * r + 8.3334519073e-3f;
+    y = y * r + 4.1665795894e-2f;
+    y = y * r + 1.6666665459e-1f;
+    y = y * r + 5.0000001201e-1f;
+    y = y * r * r + r + 1.0f;
+    const vint bits = (__builtin_convertvector(n, vint) + 127) << 23;
+    return y * (vfloat)bits;
+}
+
+static inline __attribute__((always_inline)) vfloat sigmoid_vector(vfloat x) { return 1.0f / (1.0f + exp_vector(-x)); }
+
+/* Cephes tanhf: an odd polynomial below |x| = 0.625, 1 - 2 / (exp(2|x|) + 1) above. */
+static inline __attribute__((always_inline)) vfloat tanh_vector(vfloat x) {
+    const vfloat z = x * x;
+    vfloat p = z * -5.70498872745e-3f + 2.06390887954e-2f;
+    p = p * z - 5.37397155531e-2f;
+    p = p * z + 1.33314422036e-1f;
+    p = p * z - 3.33332819422e-1f;
+    const vfloat small = x + x * z * p;
+    const vint negative = x < 0.0f;
+    const vfloat magnitude = choose(negative, -x, x);
+    vfloat large = 1.0f - 2.0f / (exp_vector(2.0f * magnitude) + 1.0f);
+    large = choose(negative, -large, large);
+    return choose(magnitude < 0.625f, small, large);
+}
+
+/* out[k] = f(in[k]) for k < n, eight at a time and the last few through a padded vector. */
+#define DEFINE_APPLY(NAME, VECTOR)                                                             \
+    VECTOR_CLONES static void NAME(const float *in, float *out, Py_ssize_t n) {                \
+        Py_ssize_t k = 0;                                                                      \
+        for (; k + 8 <= n; k += 8) {                                                           \
+            vfloat x;                                                                          \
+            memcpy(&x, in + k, sizeof x);                                                      \
+            x = VECTOR(x);                                                                     \
+            memcpy(out + k, &x, sizeof x);                                                     \
+        }                                                                                      \
+        if (k < n) {                                                                           \
+            vfloat x = {0};                                                                    \
+            memcpy(&x, in + k, sizeof(float) * (size_t)(n - k));                               \
+            x = VECTOR(x);                                                                     \
+            memcpy(out + k, &x, sizeof(float) * (size_t)(n - k));                              \
+        }                                                                                      \
+    }
+
+DEFINE_APPLY(sigmoid_float, sigmoid_vector)
+DEFINE_APPLY(tanh_float, tanh_vector)
+
+static void sigmoid_double(const double *in, double *out, Py_ssize_t n) {
+    for (Py_ssize_t k = 0; k < n; k++)
+        out[k] = 1.0 / (1.0 + exp(-in[k]));
+}
+
+static void tanh_double(const double *in, double *out, Py_ssize_t n) {
+    for (Py_ssize_t k = 0; k < n; k++)
+        out[k] = tanh(in[k]);
+}
+
+/* Sorts row indices by length, longest first, ties by index, so that the rows still running at
+   any step are a prefix of the order. */
+static const int64_t *sort_lengths;
+static int by_length(const void *a, const void *b) {
+    const Py_ssize_t i = *(const Py_ssize_t *)a, j = *(const Py_ssize_t *)b;
+    if (sort_lengths[i] != sort_lengths[j])
+        return sort_lengths[i] > sort_lengths[j] ? -1 : 1;
+    return (i > j) - (i < j);
+}
+
+/* What one direction's loop needs; the two directions run with one each. */
+typedef struct Job {
+    const void *in;       /* forward: gates; backward: grad_states */
+    void *gates, *cells, *states, *grad_gates, *previous;
+    const void *weights;  /* weights_hh_t (forward) or weights_hh (backward), this direction's */
+    const int64_t *lengths;
+    const Py_ssize_t *order, *starts;
+    Py_ssize_t B, H, steps;
+    int direction, status;
+    void (*loop)(struct Job *);
+} Job;
+
+/* The packed position of sorted row i at step t of the job's direction. */
+static inline Py_ssize_t position(const Job *job, Py_ssize_t i, Py_ssize_t t) {
+    const Py_ssize_t b = job->order[i];
+    return job->starts[b] + (job->direction ? job->lengths[b] - 1 - t : t);
+}
+
+/* C[n, M] += A[n, K] B[K, M], B row-major, A and C with row strides lda and ldc: four rows by
+   sixteen columns of C at a time held in registers, so each B load feeds four FMAs. */
+#define DEFINE_GEMM(NAME, REAL)                                                                \
+    VECTOR_CLONES static void NAME(Py_ssize_t n, Py_ssize_t K, Py_ssize_t M, const REAL *A,    \
+                                   Py_ssize_t lda, const REAL *Bm, REAL *C, Py_ssize_t ldc) {  \
+        enum { COLS = 16 };                                                                    \
+        Py_ssize_t r = 0;                                                                      \
+        for (; r + 4 <= n; r += 4) {                                                           \
+            const REAL *a0 = A + r * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;      \
+            REAL *c0 = C + r * ldc, *c1 = c0 + ldc, *c2 = c1 + ldc, *c3 = c2 + ldc;            \
+            Py_ssize_t j = 0;                                                                  \
+            for (; j + COLS <= M; j += COLS) {                                                 \
+                REAL s0[COLS], s1[COLS], s2[COLS], s3[COLS];                                   \
+                for (int q = 0; q < COLS; q++) {                                               \
+                    s0[q] = c0[j + q];                                                         \
+                    s1[q] = c1[j + q];                                                         \
+                    s2[q] = c2[j + q];                                                         \
+                    s3[q] = c3[j + q];                                                         \
+                }                                                                              \
+                for (Py_ssize_t k = 0; k < K; k++) {                                           \
+                    const REAL *b = Bm + k * M + j;                                            \
+                    const REAL x0 = a0[k], x1 = a1[k], x2 = a2[k], x3 = a3[k];                 \
+                    for (int q = 0; q < COLS; q++) {                                           \
+                        s0[q] += x0 * b[q];                                                    \
+                        s1[q] += x1 * b[q];                                                    \
+                        s2[q] += x2 * b[q];                                                    \
+                        s3[q] += x3 * b[q];                                                    \
+                    }                                                                          \
+                }                                                                              \
+                for (int q = 0; q < COLS; q++) {                                               \
+                    c0[j + q] = s0[q];                                                         \
+                    c1[j + q] = s1[q];                                                         \
+                    c2[j + q] = s2[q];                                                         \
+                    c3[j + q] = s3[q];                                                         \
+                }                                                                              \
+            }                                                                                  \
+            for (Py_ssize_t k = 0; k < K && j < M; k++) {                                      \
+                const REAL *b = Bm + k * M;                                                    \
+                for (Py_ssize_t q = j; q < M; q++) {                                           \
+                    c0[q] += a0[k] * b[q];                                                     \
+                    c1[q] += a1[k] * b[q];                                                     \
+                    c2[q] += a2[k] * b[q];                                                     \
+                    c3[q] += a3[k] * b[q];                                                     \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+        for (; r < n; r++) {                                                                   \
+            const REAL *a = A + r * lda;                                                       \
+            REAL *c = C + r * ldc;                                                             \
+            for (Py_ssize_t k = 0; k < K; k++) {                                               \
+                const REAL *b = Bm + k * M;                                                    \
+                const REAL x = a[k];                                                           \
+                for (Py_ssize_t q = 0; q < M; q++)                                             \
+                    c[q] += x * b[q];                                                          \
+            }                                                                                  \
+        }                                                                                      \
+    }
+
+/* One direction's forward loop. Per step: the running rows' pre-activations gathered into a
+   contiguous block, the recurrent product added, the gates activated and the cell and state
+   updated, then everything scattered to the rows' packed positions. */
+#define DEFINE_FORWARD(NAME, GEMM, REAL, SIGMOID, TANH)                                        \
+    VECTOR_CLONES static void NAME##_step(Py_ssize_t n, Py_ssize_t H, REAL *block, REAL *cell, \
+                                          REAL *state, int first) {                            \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                   \
+            REAL *g = block + i * 4 * H, *c = cell + i * H, *h = state + i * H;                \
+            SIGMOID(g, g, 2 * H);                                                              \
+            TANH(g + 2 * H, g + 2 * H, H);                                                     \
+            SIGMOID(g + 3 * H, g + 3 * H, H);                                                  \
+            if (first)                                                                         \
+                for (Py_ssize_t k = 0; k < H; k++)                                             \
+                    c[k] = g[k] * g[2 * H + k];                                                \
+            else                                                                               \
+                for (Py_ssize_t k = 0; k < H; k++)                                             \
+                    c[k] = g[H + k] * c[k] + g[k] * g[2 * H + k];                              \
+            TANH(c, h, H);                                                                     \
+            for (Py_ssize_t k = 0; k < H; k++)                                                 \
+                h[k] *= g[3 * H + k];                                                          \
+        }                                                                                      \
+    }                                                                                          \
+    static void NAME(Job *job) {                                                               \
+        const Py_ssize_t H = job->H, B = job->B, d = job->direction;                           \
+        REAL *block = malloc(sizeof(REAL) * (size_t)(B * 4 * H));                              \
+        REAL *cell = malloc(sizeof(REAL) * (size_t)(B * H));                                   \
+        REAL *state = malloc(sizeof(REAL) * (size_t)(B * H));                                  \
+        if (block == NULL || cell == NULL || state == NULL) {                                  \
+            job->status = -1;                                                                  \
+        } else {                                                                               \
+            const REAL *in = job->in;                                                          \
+            REAL *gates = job->gates, *cells = job->cells, *states = job->states;              \
+            Py_ssize_t n = B;                                                                  \
+            for (Py_ssize_t t = 0; t < job->steps; t++) {                                      \
+                while (n > 0 && job->lengths[job->order[n - 1]] <= t)                          \
+                    n--;                                                                       \
+                for (Py_ssize_t i = 0; i < n; i++)                                             \
+                    memcpy(block + i * 4 * H, in + (position(job, i, t) * 2 + d) * 4 * H,      \
+                           sizeof(REAL) * (size_t)(4 * H));                                    \
+                if (t)                                                                         \
+                    GEMM(n, H, 4 * H, state, H, job->weights, block, 4 * H);                   \
+                NAME##_step(n, H, block, cell, state, t == 0);                                 \
+                for (Py_ssize_t i = 0; i < n; i++) {                                           \
+                    const Py_ssize_t p = position(job, i, t) * 2 + d;                          \
+                    memcpy(gates + p * 4 * H, block + i * 4 * H, sizeof(REAL) * (size_t)(4 * H)); \
+                    memcpy(cells + p * H, cell + i * H, sizeof(REAL) * (size_t)H);             \
+                    memcpy(states + p * H, state + i * H, sizeof(REAL) * (size_t)H);           \
+                }                                                                              \
+            }                                                                                  \
+            job->status = 0;                                                                   \
+        }                                                                                      \
+        free(block);                                                                           \
+        free(cell);                                                                            \
+        free(state);                                                                           \
+    }
+
+/* One direction's back-propagation through time. dh and dc hold, for the running rows (a
+   prefix of the order), dL/dh_t through step t + 1 and dL/dc_t through c_{t+1}; a row joins
+   with zeros at its last step. */
+#define DEFINE_BACKWARD(NAME, GEMM, REAL, TANH)                                                \
+    VECTOR_CLONES static void NAME##_step(Py_ssize_t n, Py_ssize_t H, const Job *job,          \
+                                          Py_ssize_t t, REAL *dh, REAL *dc, REAL *block) {     \
+        const Py_ssize_t d = job->direction;                                                   \
+        const REAL *grad_states = job->in, *gates = job->gates, *cells = job->cells;           \
+        const REAL *states = job->states;                                                      \
+        REAL *grad_gates = job->grad_gates, *previous = job->previous;                         \
+        REAL *tanh_cell = block + n * 4 * H; /* H spare numbers after the block's n rows */    \
+        REAL *zeros = block + job->B * 4 * H + H; /* and H zeros at the end: c before step 0 */ \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                   \
+            const Py_ssize_t p = position(job, i, t) * 2 + d;                                  \
+            const Py_ssize_t before = t ? position(job, i, t - 1) * 2 + d : -1;                \
+            const REAL *g = gates + p * 4 * H, *c = cells + p * H, *above = grad_states + p * H; \
+            const REAL *previous_cell = before >= 0 ? cells + before * H : zeros;              \
+            REAL *out = block + i * 4 * H, *dhi = dh + i * H, *dci = dc + i * H;               \
+            TANH(c, tanh_cell, H);                                                             \
+            for (Py_ssize_t k = 0; k < H; k++) {                                               \
+                const REAL ig = g[k], fg = g[H + k], gg = g[2 * H + k], og = g[3 * H + k];     \
+                const REAL total = above[k] + dhi[k];                                          \
+                const REAL cell_grad = total * og * (1 - tanh_cell[k] * tanh_cell[k]) + dci[k]; \
+                out[k] = cell_grad * gg * ig * (1 - ig);                                       \
+                out[H + k] = cell_grad * previous_cell[k] * fg * (1 - fg);                     \
+                out[2 * H + k] = cell_grad * ig * (1 - gg * gg);                               \
+                out[3 * H + k] = total * tanh_cell[k] * og * (1 - og);                         \
+                dci[k] = cell_grad * fg;                                                       \
+                dhi[k] = 0;                                                                    \
+            }                                                                                  \
+            memcpy(grad_gates + p * 4 * H, out, sizeof(REAL) * (size_t)(4 * H));               \
+            if (before >= 0)                                                                   \
+                memcpy(previous + p * H, states + before * H, sizeof(REAL) * (size_t)H);       \
+            else                                                                               \
+                memset(previous + p * H, 0, sizeof(REAL) * (size_t)H);                         \
+        }                                                                                      \
+    }                                                                                          \
+    static void NAME(Job *job) {                                                               \
+        const Py_ssize_t H = job->H, B = job->B;                                               \
+        REAL *block = calloc((size_t)((B * 4 + 2) * H), sizeof(REAL));                         \
+        REAL *dh = calloc((size_t)(B * H), sizeof(REAL));                                      \
+        REAL *dc = calloc((size_t)(B * H), sizeof(REAL));                                      \
+        if (block == NULL || dh == NULL || dc == NULL) {                                       \
+            job->status = -1;                                                                  \
+        } else {                                                                               \
+            Py_ssize_t n = 0;                                                                  \
+            for (Py_ssize_t t = job->steps - 1; t >= 0; t--) {                                 \
+                while (n < B && job->lengths[job->order[n]] > t)                               \
+                    n++;                                                                       \
+                NAME##_step(n, H, job, t, dh, dc, block);                                      \
+                if (t)                                                                         \
+                    GEMM(n, 4 * H, H, block, 4 * H, job->weights, dh, H);                      \
+            }                                                                                  \
+            job->status = 0;                                                                   \
+        }                                                                                      \
+        free(block);                                                                           \
+        free(dh);                                                                              \
+        free(dc);                                                                              \
+    }
+
+DEFINE_GEMM(gemm_float, float)
+DEFINE_GEMM(gemm_double, double)
+DEFINE_FORWARD(forward_float, gemm_float, float, sigmoid_float, tanh_float)
+DEFINE_FORWARD(forward_double, gemm_double, double, sigmoid_double, tanh_double)
+DEFINE_BACKWARD(backward_float, gemm_float, float, tanh_float)
+DEFINE_BACKWARD(backward_double, gemm_double, double, tanh_double)
+
+/* Runs the two directions' loops, on two threads of OpenMP's pool where the extension was built
+   with OpenMP: the pool torch's own CPU kernels use (both load the same libgomp), so no thread
+   spins for a core the loops need. */
+static int run_both(Job *jobs, int threads) {
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+#else
+    (void)threads;
+#endif
+    for (int d = 0; d < 2; d++)
+        jobs[d].loop(&jobs[d]);
+    return jobs[0].status || jobs[1].status;
+}
+
+/* The buffer must hold exactly `count` items of `itemsize` bytes. */
+static int check_size(const Py_buffer *buffer, Py_ssize_t count, Py_ssize_t itemsize,
+                      const char *name) {
+    if (buffer->len != count * itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s has %zd bytes, expected %zd", name, buffer->len,
+                     count * itemsize);
+        return -1;
+    }
+    return 0;
+}
+
+/* Checks the lengths (B,) and returns N, their sum, and the longest; -1 with a ValueError set
+   when one is below 1. */
+static Py_ssize_t check_lengths(const Py_buffer *lengths, Py_ssize_t B, Py_ssize_t *steps) {
+    if (B < 1) {
+        PyErr_SetString(PyExc_ValueError, "expected at least one row");
+        return -1;
+    }
+    if (check_size(lengths, B, 8, "lengths"))
+        return -1;
+    const int64_t *values = lengths->buf;
+    Py_ssize_t total = 0;
+    *steps = 0;
+    for (Py_ssize_t b = 0; b < B; b++) {
+        if (values[b] < 1) {
+            PyErr_Format(PyExc_ValueError, "row %zd has length %lld, expected at least 1", b,
+                         (long long)values[b]);
+            return -1;
+        }
+        total += (Py_ssize_t)values[b];
+        *steps = values[b] > *steps ? (Py_ssize_t)values[b] : *steps;
+    }
+    return total;
+}
+
+static PyObject *release(Py_buffer *buffers, int count, PyObject *result) {
+    for (int i = 0; i < count; i++)
+        PyBuffer_Release(&buffers[i]);
+    return result;
+}
+
+/* Fills what both directions' jobs share: the row order by length and the rows' starts, in
+   one allocation that finish() frees; NULL when there is no memory for it. */
+static Py_ssize_t *prepare(Job *jobs, const int64_t *lengths, Py_ssize_t B, Py_ssize_t H,
+                           Py_ssize_t steps) {
+    Py_ssize_t *order = malloc(sizeof(Py_ssize_t) * (size_t)(2 * B)), *starts = order + B;
+    if (order == NULL)
+        return NULL;
+    Py_ssize_t start = 0;
+    for (Py_ssize_t b = 0; b < B; b++) {
+        order[b] = b;
+        starts[b] = start;
+        start += (Py_ssize_t)lengths[b];
+    }
+    sort_lengths = lengths; /* under the GIL: no other call sorts at the same time */
+    qsort(order, (size_t)B, sizeof(Py_ssize_t), by_length);
+    for (int d = 0; d < 2; d++) {
+        jobs[d].lengths = lengths;
+        jobs[d].order = order;
+        jobs[d].starts = starts;
+        jobs[d].B = B;
+        jobs[d].H = H;
+        jobs[d].steps = steps;
+        jobs[d].direction = d;
+        jobs[d].status = 0;
+    }
+    return order;
+}
+
+/* Runs both jobs without the GIL, then frees the order and releases the buffers. */
+static PyObject *finish(Job *jobs, Py_ssize_t *order, int threads, Py_buffer *buffers,
+                        int count) {
+    int status;
+    Py_BEGIN_ALLOW_THREADS;
+    status = run_both(jobs, threads < 1 ? 1 : threads > 2 ? 2 : threads);
+    Py_END_ALLOW_THREADS;
+    free(order);
+    return release(buffers, count, status == 0 ? Py_NewRef(Py_None) : PyErr_NoMemory());
+}
+
+static PyObject *forward(PyObject *self, PyObject *args) {
+    enum { GATES, CELLS, STATES, LENGTHS, WEIGHTS, COUNT };
+    Py_buffer in[COUNT];
+    Py_ssize_t B, H, steps;
+    int threads;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "w*w*w*y*y*nni", &in[GATES], &in[CELLS], &in[STATES],
+                          &in[LENGTHS], &in[WEIGHTS], &B, &H, &threads))
+        return NULL;
+    const Py_ssize_t N = check_lengths(&in[LENGTHS], B, &steps);
+    const Py_ssize_t itemsize = N > 0 && H > 0 ? in[GATES].len / (N * 8 * H) : 0;
+    if (N < 0 || (itemsize != 4 && itemsize != 8) ||
+        check_size(&in[GATES], N * 8 * H, itemsize, "gates") ||
+        check_size(&in[CELLS], N * 2 * H, itemsize, "cells") ||
+        check_size(&in[STATES], N * 2 * H, itemsize, "states") ||
+        check_size(&in[WEIGHTS], 2 * H * 4 * H, itemsize, "weights_hh_t")) {
+        if (N >= 0 && !PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "expected float32 or float64 (N, 2, 4H) gates");
+        return release(in, COUNT, NULL);
+    }
+    Job jobs[2];
+    Py_ssize_t *order = prepare(jobs, in[LENGTHS].buf, B, H, steps);
+    if (order == NULL)
+        return release(in, COUNT, PyErr_NoMemory());
+    for (int d = 0; d < 2; d++) {
+        jobs[d].in = jobs[d].gates = in[GATES].buf;
+        jobs[d].cells = in[CELLS].buf;
+        jobs[d].states = in[STATES].buf;
+        jobs[d].weights = (const char *)in[WEIGHTS].buf + d * H * 4 * H * itemsize;
+        jobs[d].loop = itemsize == 4 ? forward_float : forward_double;
+    }
+    return finish(jobs, order, threads, in, COUNT);
+}
+
+static PyObject *backward(PyObject *self, PyObject *args) {
+    enum { GRAD_STATES, GATES, CELLS, STATES, WEIGHTS, LENGTHS, GRAD_GATES, PREVIOUS, COUNT };
+    Py_buffer in[COUNT];
+    Py_ssize_t B, H, steps;
+    int threads;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*w*w*nni", &in[GRAD_STATES], &in[GATES], &in[CELLS],
+                          &in[STATES], &in[WEIGHTS], &in[LENGTHS], &in[GRAD_GATES],
+                          &in[PREVIOUS], &B, &H, &threads))
+        return NULL;
+    const Py_ssize_t N = check_lengths(&in[LENGTHS], B, &steps);
+    const Py_ssize_t itemsize = N > 0 && H > 0 ? in[GATES].len / (N * 8 * H) : 0;
+    if (N < 0 || (itemsize != 4 && itemsize != 8) ||
+        check_size(&in[GRAD_STATES], N * 2 * H, itemsize, "grad_states") ||
+        check_size(&in[GATES], N * 8 * H, itemsize, "gates") ||
+        check_size(&in[CELLS], N * 2 * H, itemsize, "cells") ||
+        check_size(&in[STATES], N * 2 * H, itemsize, "states") ||
+        check_size(&in[WEIGHTS], 2 * 4 * H * H, itemsize, "weights_hh") ||
+        check_size(&in[GRAD_GATES], N * 8 * H, itemsize, "grad_gates") ||
+        check_size(&in[PREVIOUS], N * 2 * H, itemsize, "previous")) {
+        if (N >= 0 && !PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "expected float32 or float64 (N, 2, 4H) gates");
+        return release(in, COUNT, NULL);
+    }
+    Job jobs[2];
+    Py_ssize_t *order = prepare(jobs, in[LENGTHS].buf, B, H, steps);
+    if (order == NULL)
+        return release(in, COUNT, PyErr_NoMemory());
+    for (int d = 0; d < 2; d++) {
+        jobs[d].in = in[GRAD_STATES].buf;
+        jobs[d].gates = in[GATES].buf;
+        jobs[d].cells = in[CELLS].buf;
+        jobs[d].states = in[STATES].buf;
+        jobs[d].grad_gates = in[GRAD_GATES].buf;
+        jobs[d].previous = in[PREVIOUS].buf;
+        jobs[d].weights = (const char *)in[WEIGHTS].buf + d * 4 * H * H * itemsize;
+        jobs[d].loop = itemsize == 4 ? backward_float : backward_double;
+    }
+    return finish(jobs, order, threads, in, COUNT);
+}
+
+static PyMethodDef methods[] = {
+    {"forward", forward, METH_VARARGS,
+     "forward(gates, cells, states, lengths, weights_hh_t, B, H, threads): both directions' "
+     "loops, on up to two threads; the gates are activated in place, cells and states written."},
+    {"backward", backward, METH_VARARGS,
+     "backward(grad_states, gates, cells, states, weights_hh, lengths, grad_gates, previous, B, "
+     "H, threads): the gradient of every gate pre-activation, and each position's previous "
+     "state."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_lstm", "Compiled CPU BiLSTM loops for crftag.nn.fused_lstm.", -1,
+    methods,
+};
+
+PyMODINIT_FUNC PyInit__lstm(void) { return PyModule_Create(&module); }

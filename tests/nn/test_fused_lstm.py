@@ -1,6 +1,7 @@
 """The training path's BiLSTM (crftag/nn/fused_lstm.py, a hand-written backward pass) against
 torch's ``nn.LSTM`` on packed sequences: the same states and the same gradients for inputs and
-every weight, in float64; and the encoders that use it against their plain forms."""
+every weight, in float64, through the compiled time loops and the torch ones (the ``loops``
+fixture); and the encoders that use it against their plain forms."""
 
 import pytest
 import torch
@@ -39,7 +40,7 @@ def gradients(output, leaves, seed=0):
 
 
 @pytest.mark.parametrize("lengths", LENGTH_CASES.values(), ids=LENGTH_CASES.keys())
-def test_states_and_every_gradient_equal_nn_lstms(lengths):
+def test_states_and_every_gradient_equal_nn_lstms(lengths, loops):
     torch.manual_seed(0)
     lstm = nn.LSTM(4, 3, batch_first=True, bidirectional=True).double()
     lengths = torch.tensor(lengths)
@@ -53,7 +54,7 @@ def test_states_and_every_gradient_equal_nn_lstms(lengths):
         torch.testing.assert_close(got, want, rtol=0, atol=1e-13)
 
 
-def test_gradcheck():
+def test_gradcheck(loops):
     torch.manual_seed(1)
     lengths = torch.tensor([2, 5, 3])
     inputs = torch.randn(3, 5, 2, dtype=torch.float64, requires_grad=True)

@@ -1,0 +1,136 @@
+"""The compiled time loops of the fused BiLSTM layer (crftag/nn/_lstm.c): its float activations
+against float64 truth, shapes that reach every branch of its blocked matrix product against
+``nn.LSTM``, float32 against float64, thread counts, bad arguments, and which inputs take it."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from crftag.nn import fused_lstm
+from crftag.nn.fused_lstm import bilstm_layer
+from tests.nn.test_fused_lstm import gradients, layer_weights, packed_lstm
+
+pytestmark = pytest.mark.usefixtures("compiled_loops")
+
+
+def activated(pre_activations: torch.Tensor, hidden: int) -> torch.Tensor:
+    """The kernel's activated gates for one row whose every step has these pre-activations
+    (steps, 2, 4H) and no recurrent weights, so each gate is its activation alone."""
+    steps = pre_activations.size(0)
+    gates = pre_activations.reshape(steps, 8 * hidden).clone()
+    cells = gates.new_empty(steps, 2 * hidden)
+    states = torch.empty_like(cells)
+    zeros = gates.new_zeros(2, hidden, 4 * hidden)
+    lengths = torch.tensor([steps])
+    fused_lstm._lstm.forward(
+        gates.numpy(), cells.numpy(), states.numpy(), lengths.numpy(), zeros.numpy(), 1, hidden, 1
+    )
+    return gates.view(steps, 2, 4 * hidden)
+
+
+def test_float_sigmoid_and_tanh_are_exact_to_float_rounding():
+    hidden = 64
+    values = torch.cat(
+        [torch.linspace(-100, 100, 20_001), torch.tensor([0.0, -0.0, 1e-30, -1e-7, 0.625])]
+    )
+    values = torch.cat([values, values.new_zeros(-values.numel() % (8 * hidden))])
+    pre = values.view(-1, 2, 4 * hidden)
+    got = activated(pre, hidden).double()
+    exact = pre.double()
+    want = torch.cat(
+        [
+            torch.sigmoid(exact[..., : 2 * hidden]),
+            torch.tanh(exact[..., 2 * hidden : 3 * hidden]),
+            torch.sigmoid(exact[..., 3 * hidden :]),
+        ],
+        dim=2,
+    )
+    # About one float rounding (2^-24 = 6e-8) relative; below 1e-37 the float answers are
+    # denormal or zero either way (sigmoid(-100) = 3.7e-44), so only their size is checked.
+    torch.testing.assert_close(got, want, rtol=4e-7, atol=1e-37)
+
+
+def test_nan_stays_nan():
+    pre = torch.full((1, 2, 32), math.nan)
+    assert torch.isnan(activated(pre, 8)).all()
+
+
+@pytest.mark.parametrize("hidden", [13, 50])
+def test_every_block_shape_against_nn_lstm(hidden):
+    # Nine rows (two blocks of four and one left over) and hidden sizes whose 4H and H leave
+    # a tail after the sixteen-column blocks.
+    torch.manual_seed(3)
+    lstm = nn.LSTM(7, hidden, batch_first=True, bidirectional=True).double()
+    lengths = torch.tensor([5, 12, 1, 12, 3, 9, 2, 7, 12])
+    inputs = torch.randn(9, 12, 7, dtype=torch.float64, requires_grad=True)
+    leaves = [inputs, *lstm.parameters()]
+    expected = packed_lstm(lstm, inputs, lengths)
+    fused = bilstm_layer(inputs, lengths, *layer_weights(lstm))
+    torch.testing.assert_close(fused, expected, rtol=0, atol=1e-14)
+    for got, want in zip(gradients(fused, leaves), gradients(expected, leaves), strict=True):
+        torch.testing.assert_close(got, want, rtol=0, atol=1e-12)
+
+
+def test_float32_agrees_with_float64():
+    torch.manual_seed(4)
+    lstm = nn.LSTM(10, 20, batch_first=True, bidirectional=True)
+    lengths = torch.tensor([8, 3, 8, 1, 6])
+    inputs = torch.randn(5, 8, 10, requires_grad=True)
+    single = bilstm_layer(inputs, lengths, *layer_weights(lstm))
+    single_grads = gradients(single, [inputs, *lstm.parameters()])
+    lstm64, inputs64 = lstm.double(), inputs.detach().double().requires_grad_(True)
+    double = bilstm_layer(inputs64, lengths, *layer_weights(lstm64))
+    double_grads = gradients(double, [inputs64, *lstm64.parameters()])
+    torch.testing.assert_close(single.double(), double, rtol=0, atol=1e-6)
+    for got, want in zip(single_grads, double_grads, strict=True):
+        torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_one_thread_and_two_give_the_same_bits():
+    torch.manual_seed(5)
+    lstm = nn.LSTM(6, 16, batch_first=True, bidirectional=True)
+    lengths = torch.tensor([4, 9, 2, 9])
+    inputs = torch.randn(4, 9, 6, requires_grad=True)
+    threads = torch.get_num_threads()
+    results = []
+    try:
+        for count in (1, 2):
+            torch.set_num_threads(count)
+            output = bilstm_layer(inputs, lengths, *layer_weights(lstm))
+            results.append([output, *gradients(output, [inputs, *lstm.parameters()])])
+    finally:
+        torch.set_num_threads(threads)
+    for one, two in zip(*results, strict=True):
+        assert torch.equal(one, two)
+
+
+def test_bad_arguments_raise_value_errors():
+    hidden, lengths = 2, np.array([2, 0], dtype=np.int64)
+    gates = np.zeros((2, 8 * hidden), dtype=np.float32)
+    states = np.zeros((2, 2 * hidden), dtype=np.float32)
+    weights = np.zeros((2, hidden, 4 * hidden), dtype=np.float32)
+    with pytest.raises(ValueError, match="row 1 has length 0"):
+        fused_lstm._lstm.forward(gates, states, states.copy(), lengths, weights, 2, hidden, 1)
+    lengths = np.array([3], dtype=np.int64)  # three positions, but buffers for two
+    with pytest.raises(ValueError, match="expected"):
+        fused_lstm._lstm.forward(gates, states, states.copy(), lengths, weights, 1, hidden, 1)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "compiled"),
+    [(torch.float32, True), (torch.float64, True), (torch.bfloat16, False)],
+)
+def test_float32_and_float64_take_the_compiled_loops(dtype, compiled, monkeypatch):
+    taken = []
+    for name in ("_CompiledBiLSTMLayer", "_BiLSTMLayer"):
+        function = getattr(fused_lstm, name)
+        monkeypatch.setattr(
+            function, "apply", lambda *a, name=name, f=function.apply: taken.append(name) or f(*a)
+        )
+    lstm = nn.LSTM(3, 4, batch_first=True, bidirectional=True).to(dtype)
+    inputs = torch.randn(2, 3, 3, dtype=dtype, requires_grad=True)
+    bilstm_layer(inputs, torch.tensor([3, 1]), *layer_weights(lstm)).sum().backward()
+    assert taken == ["_CompiledBiLSTMLayer" if compiled else "_BiLSTMLayer"]

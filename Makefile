@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py crftag/crf/_compiled.c crftag/nn/_lstm.c
+$(STAMP): pyproject.toml setup.py crftag/crf/_compiled.c crftag/runtime/_lstm.c
 	$(PYTHON) -m venv --system-site-packages $(VENV)
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install "$(TORCH)"
 	$(PY) -m pip install -e '.[dev]'

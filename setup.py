@@ -1,5 +1,5 @@
 """Build hook for the two compiled pieces: the CRF's CPU kernels (crftag/crf/_compiled.c: Viterbi
-and the scaled forward-backward) and the BiLSTM's time loops (crftag/nn/_lstm.c).
+and the scaled forward-backward) and the BiLSTM's time loops (crftag/runtime/_lstm.c).
 
 Everything else about the package is declared in pyproject.toml. Both extensions are optional:
 where no C compiler or Python headers are available the install still succeeds and
@@ -45,8 +45,8 @@ setup(
             optional=True,
         ),
         Extension(
-            "crftag.nn._lstm",
-            sources=["crftag/nn/_lstm.c"],
+            "crftag.runtime._lstm",
+            sources=["crftag/runtime/_lstm.c"],
             extra_compile_args=OPTIMIZE + OPENMP,
             extra_link_args=OPENMP,
             optional=True,

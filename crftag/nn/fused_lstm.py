@@ -12,7 +12,7 @@ gradients and the input projection's gradient taken as a few large matrix produc
 loop. The arithmetic is ``nn.LSTM``'s (gate order i, f, g, o; both biases), so its parameters are
 used as they are and results agree up to the order of float summation.
 
-Where the optional C extension built (``crftag/nn/_lstm.c``, see setup.py), the two time loops
+Where the optional C extension built (``crftag/runtime/_lstm.c``, see setup.py), the two time loops
 run there instead, one direction per thread where torch has two (from OpenMP's pool, torch's
 own), over positions packed row after row; everything around the loops is the same few large
 products. The torch loops below remain for float16, other devices, and where no compiler was
@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import torch
 
-try:  # the compiled time loops (crftag/nn/_lstm.c), built by setup.py where a compiler exists
-    from crftag.nn import _lstm
+try:  # the compiled time loops (crftag/runtime/_lstm.c), built by setup.py where a compiler exists
+    from crftag.runtime import _lstm
 except ImportError:  # pragma: no cover - exercised only where the extension did not build
     _lstm = None
 
@@ -50,7 +50,7 @@ def bilstm_layer(
 
 
 def compiled_loops_available() -> bool:
-    """Whether the CPU runs the compiled time loops (crftag/nn/_lstm.c), not torch's."""
+    """Whether the CPU runs the compiled time loops (crftag/runtime/_lstm.c), not torch's."""
     return _lstm is not None
 
 

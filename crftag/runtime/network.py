@@ -4,8 +4,9 @@
 Weights are the model's state dict as float32 arrays, under the same names. Sequences are packed
 as torch packs them: rows sorted longest first, then time-major, so the rows still running at a
 step are one contiguous block and padding is never computed. Each LSTM layer projects every
-packed position's input for both directions at once (one matrix product), then runs one small
-product per step. The character encoder runs once per distinct word of a batch, and
+packed position's input for both directions at once (one matrix product), then runs its time
+loop: in the compiled kernel (crftag/runtime/_lstm.c) where the extension built, otherwise as one
+small NumPy product per step. The character encoder runs once per distinct word of a batch, and
 :class:`Network` keeps the encodings across batches (news text repeats its words).
 """
 
@@ -19,6 +20,11 @@ import numpy as np
 
 from crftag.runtime.encodings import WordEncodings
 
+try:  # the compiled time loops (crftag/runtime/_lstm.c), built by setup.py where a compiler exists
+    from crftag.runtime import _lstm
+except ImportError:  # pragma: no cover - exercised only where the extension did not build
+    _lstm = None
+
 __all__ = ["CASING_CLASSES", "Network", "casing_kinds", "emissions", "lstm"]
 
 CASING_CLASSES = 8
@@ -30,7 +36,9 @@ class _Packing:
     """Rows (B,) of lengths (B,) packed time-major, longest first: packed position k holds row
     ``rows[k]`` at step ``steps[k]``; step t is positions ``offsets[t]:offsets[t + 1]``, which
     are the ``counts[t]`` longest rows in ``order`` (B,), so each step's rows are a prefix;
-    ``lasts`` (n,) the position of each sorted row's last step (rows of length 0 have none)."""
+    ``lasts`` (n,) the position of each sorted row's last step (rows of length 0 have none).
+    For the compiled loops, which take positions row after row: ``lengths`` (n,) of the sorted
+    rows not empty, and ``row_major`` (N,) where each packed position goes in that layout."""
 
     order: np.ndarray
     rows: np.ndarray
@@ -38,6 +46,8 @@ class _Packing:
     counts: list[int]
     offsets: list[int]
     lasts: np.ndarray
+    lengths: np.ndarray
+    row_major: np.ndarray
 
 
 def _pack(lengths: np.ndarray) -> _Packing:
@@ -49,7 +59,19 @@ def _pack(lengths: np.ndarray) -> _Packing:
     offsets = np.concatenate([[0], np.cumsum(counts)])
     real = np.flatnonzero(lengths[order] > 0)
     lasts = offsets[lengths[order][real] - 1] + real
-    return _Packing(order, order[ranks], steps, counts.tolist(), offsets.tolist(), lasts)
+    sorted_lengths = lengths[order][real].astype(np.int64)
+    starts = np.cumsum(sorted_lengths) - sorted_lengths  # each sorted row's first, row-major
+    row_major = starts[ranks] + steps
+    return _Packing(
+        order,
+        order[ranks],
+        steps,
+        counts.tolist(),
+        offsets.tolist(),
+        lasts,
+        sorted_lengths,
+        row_major,
+    )
 
 
 @dataclass(frozen=True)
@@ -88,6 +110,75 @@ def _layers(
         recurrent = tuple(np.ascontiguousarray(r, dtype=dtype) for r in recurrent)
         layers.append(_Layer(input_weights.astype(dtype), bias.astype(dtype), recurrent))
     return layers
+
+
+@dataclass(frozen=True)
+class _KernelLayer:
+    """One bidirectional LSTM layer for the compiled loops, in ``nn.LSTM``'s gate order (i, f,
+    g, o): input_weights (D, 8H), the two directions side by side, and bias (8H,) (both biases
+    summed), in float64 with ``exact_sums`` (see :func:`_layers`); recurrent (2, H, 4H) float32,
+    each direction's W_hh transposed."""
+
+    input_weights: np.ndarray
+    bias: np.ndarray
+    recurrent: np.ndarray
+
+
+def _kernel_layers(
+    weights: Mapping[str, np.ndarray], prefix: str, exact_sums: bool = False
+) -> list[_KernelLayer]:
+    """The layers of the ``nn.LSTM`` stored under ``prefix`` for :func:`_kernel_lstm`."""
+    layers = []
+    dtype = np.float64 if exact_sums else np.float32
+    while f"{prefix}weight_ih_l{len(layers)}" in weights:
+        names = [f"{prefix}%s_l{len(layers)}{suffix}" for suffix in ("", "_reverse")]
+        inputs = np.concatenate([weights[name % "weight_ih"] for name in names])  # (8H, D)
+        bias = np.concatenate(
+            [weights[name % "bias_ih"] + weights[name % "bias_hh"] for name in names]
+        )
+        recurrent = np.stack([weights[name % "weight_hh"].T for name in names])  # (2, H, 4H)
+        layers.append(
+            _KernelLayer(
+                np.ascontiguousarray(inputs.T, dtype=dtype),
+                bias.astype(dtype),
+                np.ascontiguousarray(recurrent, dtype=np.float32),
+            )
+        )
+    return layers
+
+
+def _kernel_lstm(
+    layers: list[_KernelLayer], inputs: np.ndarray, packing: _Packing
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_packed_lstm` by the compiled loops (crftag/runtime/_lstm.c): the same packed
+    inputs (N, D), the same functions up to float rounding: outputs (N, 2H) and final states
+    (2, n, H). The loops take positions row after row, so the inputs are reordered on the way
+    in and the states on the way out."""
+    rows = np.empty_like(inputs)
+    rows[packing.row_major] = inputs  # (N, D), row after row
+    for layer in layers:
+        hidden_size = layer.recurrent.shape[1]
+        gates = rows @ layer.input_weights  # (N, 8H)
+        gates += layer.bias
+        gates = np.ascontiguousarray(gates, dtype=np.float32)
+        cells = np.empty((len(rows), 2 * hidden_size), dtype=np.float32)
+        rows = np.empty_like(cells)
+        _lstm.forward(
+            gates,
+            cells,
+            rows,
+            packing.lengths,
+            layer.recurrent,
+            len(packing.lengths),
+            hidden_size,
+            1,  # two threads lose here: NumPy's BLAS threads spin for the cores between calls
+        )
+    # Forward, each row's state at its last position; backward, at its first.
+    starts = np.cumsum(packing.lengths) - packing.lengths
+    finals = np.stack(
+        [rows[starts + packing.lengths - 1, :hidden_size], rows[starts, hidden_size:]]
+    )
+    return rows[packing.row_major], finals
 
 
 def _direction(
@@ -138,10 +229,18 @@ def _direction(
 
 
 def _packed_lstm(
-    layers: list[_Layer], inputs: np.ndarray, packing: _Packing
+    layers: list[_Layer] | list[_KernelLayer], inputs: np.ndarray, packing: _Packing
 ) -> tuple[np.ndarray, np.ndarray]:
     """A bidirectional LSTM over packed inputs (N, D): outputs (N, 2H) and the last layer's final
-    states (2, n, H) of the n rows not empty, longest first, forward then backward."""
+    states (2, n, H) of the n rows not empty, longest first, forward then backward. Layers from
+    :func:`_kernel_layers` run in the compiled loops."""
+    if layers and isinstance(layers[0], _KernelLayer):
+        if not len(packing.lengths):
+            hidden_size = layers[-1].recurrent.shape[1]
+            return np.zeros((0, 2 * hidden_size), np.float32), np.zeros(
+                (2, 0, hidden_size), np.float32
+            )
+        return _kernel_lstm(layers, inputs, packing)
     for layer in layers:
         hidden_size = layer.recurrent[0].shape[0]
         projected = np.matmul(inputs, layer.input_weights)  # (2, N, 4H), per direction
@@ -165,17 +264,26 @@ def lstm(
 
     inputs (B, T, D), lengths (B,) -> outputs (B, T, 2H) (zeros past each end) and the last
     layer's final states (2, B, H), forward then backward, as ``nn.LSTM`` returns them."""
-    layers = _layers(weights, prefix)
+    layers = _network_layers(weights, prefix)
     packing = _pack(lengths)
     packed, sorted_finals = _packed_lstm(
         layers, np.asarray(inputs[packing.rows, packing.steps], dtype=np.float32), packing
     )
-    hidden_size = layers[-1].recurrent[0].shape[0]
+    hidden_size = packed.shape[1] // 2
     outputs = np.zeros((*inputs.shape[:2], 2 * hidden_size), dtype=np.float32)
     outputs[packing.rows, packing.steps] = packed
     finals = np.zeros((2, len(lengths), hidden_size), dtype=np.float32)
     finals[:, packing.order[: sorted_finals.shape[1]]] = sorted_finals  # length 0: zeros
     return outputs, finals
+
+
+def _network_layers(
+    weights: Mapping[str, np.ndarray], prefix: str, exact_sums: bool = False
+) -> list[_Layer] | list[_KernelLayer]:
+    """The layers for :func:`_packed_lstm`: for the compiled loops where they were built, for
+    the NumPy loops otherwise."""
+    build = _kernel_layers if _lstm is not None else _layers
+    return build(weights, prefix, exact_sums)
 
 
 def casing_kinds(char_symbols: list[str]) -> np.ndarray:
@@ -307,7 +415,7 @@ class Network:
         self.weights = weights
         self.model = model
         self.kinds = casing_kinds(char_symbols) if model.get("casing_dim") else None
-        self.encoder_layers = _layers(weights, "encoder.lstm.")
+        self.encoder_layers = _network_layers(weights, "encoder.lstm.")
         self.char_encoder = None  # chars (M, C) -> (M, F)
         if model["char_encoder"] == "cnn":
             bias = weights["char_encoder.conv.bias"]
@@ -316,7 +424,7 @@ class Network:
             # Words are encoded once and kept (WordEncodings): an encoding must not depend on
             # which words shared its batch, or a sentence's scores would depend on the text
             # tagged before it.
-            layers = _layers(weights, "char_encoder.lstm.", exact_sums=True)
+            layers = _network_layers(weights, "char_encoder.lstm.", exact_sums=True)
             self.char_encoder = partial(_char_lstm, weights, layers)
         char_count = len(weights.get("char_encoder.embedding.weight", ()))
         self.char_encodings = WordEncodings(CACHE_WORDS, max(char_count, 1))

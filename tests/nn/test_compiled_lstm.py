@@ -1,4 +1,4 @@
-"""The compiled time loops of the fused BiLSTM layer (crftag/nn/_lstm.c): its float activations
+"""The compiled time loops of the fused BiLSTM layer (crftag/runtime/_lstm.c): its float activations
 against float64 truth, shapes that reach every branch of its blocked matrix product against
 ``nn.LSTM``, float32 against float64, thread counts, bad arguments, and which inputs take it."""
 

@@ -58,7 +58,7 @@ def test_padding_positions_score_as_torch_scores_them(train_tiny, settings):
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
-def test_packed_lstm_rows_match_torch_with_an_empty_row():
+def test_packed_lstm_rows_match_torch_with_an_empty_row(runtime_loops):
     torch.manual_seed(0)
     module = torch.nn.LSTM(3, 4, num_layers=2, batch_first=True, bidirectional=True).eval()
     weights = {f"lstm.{name}": value.numpy() for name, value in module.state_dict().items()}

@@ -1,12 +1,16 @@
-/* Compiled CPU kernel for crftag.nn.fused_lstm (module crftag.nn._lstm): the time loop of one
- * bidirectional LSTM layer, forward and back-propagation through time.
+/* Compiled CPU kernel (module crftag.runtime._lstm) for the time loop of one bidirectional LSTM
+ * layer, forward and back-propagation through time. It reads and writes plain buffers, so the
+ * NumPy runtime (crftag.runtime.network) tags with its forward loop without torch, and training
+ * (crftag.nn.fused_lstm) runs both loops.
  *
- * Written by hand because each step of the loop is a dozen torch calls of a few microseconds
- * each over a few rows; on a CPU training batch the calls, not the arithmetic, were most of the
- * encoder's cost. Here a step is one small matrix product per direction (register-blocked so
+ * Written by hand because each step of the loop is a dozen torch or NumPy calls of a few
+ * microseconds each over a few rows; on a CPU batch the calls, not the arithmetic, were most of
+ * the encoder's cost. Here a step is one small matrix product per direction (register-blocked so
  * the compiler vectorises it) and one pass over the gates; the two directions run on two threads.
- * Built as an optional extension (setup.py); where it does not compile, crftag.nn.fused_lstm
- * runs its torch loop instead, which computes the same functions.
+ * Each row's numbers are computed by the same operations in the same order whatever other rows
+ * share the batch and however many threads run, so a row's result is the same to the bit.
+ * Built as an optional extension (setup.py); where it does not compile, both callers run their
+ * own loops instead, which compute the same functions.
  *
  * Layout: the N real positions of a padded batch, packed row after row (row b's positions are
  * start_b .. start_b + length_b - 1, start_b the sum of the lengths before it). Direction 0
@@ -214,6 +218,66 @@ static inline Py_ssize_t position(const Job *job, Py_ssize_t i, Py_ssize_t t) {
         }                                                                                      \
     }
 
+/* The float product with explicit eight-float vectors: GCC keeps the scalar version's
+   accumulators on the stack. ROWS rows by sixteen columns of C in registers (2 * ROWS
+   accumulators); each step over k loads sixteen numbers of B and broadcasts one of A per row. */
+static inline __attribute__((always_inline)) vfloat load(const float *p) {
+    vfloat v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline __attribute__((always_inline)) void store(float *p, vfloat v) {
+    memcpy(p, &v, sizeof v);
+}
+
+#define DEFINE_BLOCK(NAME, ROWS)                                                               \
+    static inline __attribute__((always_inline)) void NAME(                                    \
+        Py_ssize_t K, Py_ssize_t M, const float *A, Py_ssize_t lda, const float *Bm, float *C, \
+        Py_ssize_t ldc) {                                                                      \
+        vfloat low[ROWS], high[ROWS];                                                          \
+        for (int r = 0; r < ROWS; r++) {                                                       \
+            low[r] = load(C + r * ldc);                                                        \
+            high[r] = load(C + r * ldc + 8);                                                   \
+        }                                                                                      \
+        for (Py_ssize_t k = 0; k < K; k++) {                                                   \
+            const vfloat b0 = load(Bm + k * M), b1 = load(Bm + k * M + 8);                     \
+            for (int r = 0; r < ROWS; r++) {                                                   \
+                const vfloat x = (vfloat){0} + A[r * lda + k];                                 \
+                low[r] += x * b0;                                                              \
+                high[r] += x * b1;                                                             \
+            }                                                                                  \
+        }                                                                                      \
+        for (int r = 0; r < ROWS; r++) {                                                       \
+            store(C + r * ldc, low[r]);                                                        \
+            store(C + r * ldc + 8, high[r]);                                                   \
+        }                                                                                      \
+    }
+
+DEFINE_BLOCK(block6, 6)
+DEFINE_BLOCK(block1, 1)
+
+/* C[n, M] += A[n, K] B[K, M] in float, as gemm_double computes it: for every number of C the
+   same products added in the same order of k, whatever block its row falls in. */
+VECTOR_CLONES static void gemm_float(Py_ssize_t n, Py_ssize_t K, Py_ssize_t M, const float *A,
+                                     Py_ssize_t lda, const float *Bm, float *C, Py_ssize_t ldc) {
+    Py_ssize_t j = 0;
+    for (; j + 16 <= M; j += 16) {
+        Py_ssize_t r = 0;
+        for (; r + 6 <= n; r += 6)
+            block6(K, M, A + r * lda, lda, Bm + j, C + r * ldc + j, ldc);
+        for (; r < n; r++)
+            block1(K, M, A + r * lda, lda, Bm + j, C + r * ldc + j, ldc);
+    }
+    for (Py_ssize_t r = 0; r < n && j < M; r++) {
+        const float *a = A + r * lda;
+        float *c = C + r * ldc;
+        for (Py_ssize_t k = 0; k < K; k++)
+            for (Py_ssize_t q = j; q < M; q++)
+                c[q] += a[k] * Bm[k * M + q];
+    }
+}
+
 /* One direction's forward loop. Per step: the running rows' pre-activations gathered into a
    contiguous block, the recurrent product added, the gates activated and the cell and state
    updated, then everything scattered to the rows' packed positions. */
@@ -330,7 +394,6 @@ static inline Py_ssize_t position(const Job *job, Py_ssize_t i, Py_ssize_t t) {
         free(dc);                                                                              \
     }
 
-DEFINE_GEMM(gemm_float, float)
 DEFINE_GEMM(gemm_double, double)
 DEFINE_FORWARD(forward_float, gemm_float, float, sigmoid_float, tanh_float)
 DEFINE_FORWARD(forward_double, gemm_double, double, sigmoid_double, tanh_double)
@@ -518,7 +581,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_lstm", "Compiled CPU BiLSTM loops for crftag.nn.fused_lstm.", -1,
+    PyModuleDef_HEAD_INIT, "_lstm", "Compiled CPU BiLSTM time loops (crftag/runtime/_lstm.c).", -1,
     methods,
 };
 

@@ -69,7 +69,8 @@ def test_a_sentence_scores_the_same_alone_and_padded_in_a_batch(train_tiny, runt
 
 def test_a_words_character_encoding_is_the_same_bits_whatever_shares_its_batch(runtime_loops):
     # Encodings are kept across batches (WordEncodings), so they must not depend on the batch.
-    from crftag.runtime.network import _char_lstm, _network_layers
+    from crftag.runtime.network import _char_lstm
+    from crftag.runtime.recurrent import network_layers
 
     generator = np.random.default_rng(0)
     weights = {"char_encoder.embedding.weight": generator.normal(size=(30, 5)).astype(np.float32)}
@@ -79,7 +80,7 @@ def test_a_words_character_encoding_is_the_same_bits_whatever_shares_its_batch(r
                 np.float32
             )
             weights[f"char_encoder.lstm.bias_hh_l0{suffix}"] = np.zeros(28, np.float32)
-    layers = _network_layers(weights, "char_encoder.lstm.", exact_sums=True)
+    layers = network_layers(weights, "char_encoder.lstm.", exact_sums=True)
     chars = generator.integers(1, 30, size=(23, 9))
     chars[np.arange(23), generator.integers(1, 9, size=23)] = 0  # ragged words
     chars = np.where(np.cumsum(chars == 0, axis=1) > 0, 0, chars)

@@ -29,21 +29,10 @@ import torch
 from torch import nn
 
 from crftag.crf import kernels
+from crftag.crf.scan import logsumexp
 from crftag.crf.viterbi import viterbi
 
 __all__ = ["CRF"]
-
-
-def _logsumexp(scores: torch.Tensor, dim: int) -> torch.Tensor:
-    """``torch.logsumexp`` whose gradient is 0, not NaN, where every input is ``-inf``.
-
-    Forbidden transitions make whole columns ``-inf`` (a tag no allowed tag can reach); the plain
-    logsumexp then back-propagates ``exp(-inf - -inf) = nan``. Shifting by a finite maximum keeps
-    the value ``-inf`` and the gradient zero.
-    """
-    maximum = scores.amax(dim=dim, keepdim=True).detach()
-    maximum = torch.where(torch.isfinite(maximum), maximum, torch.zeros_like(maximum))
-    return (scores - maximum).exp().sum(dim).log() + maximum.squeeze(dim)
 
 
 class CRF(nn.Module):
@@ -278,7 +267,7 @@ class CRF(nn.Module):
         alphas = [alpha]
         for t in range(1, emissions.size(1)):
             # (B, K from, 1) + (K from, K to) -> sum over from
-            step = _logsumexp(alpha.unsqueeze(2) + transitions, dim=1) + emissions[:, t]
+            step = logsumexp(alpha.unsqueeze(2) + transitions, dim=1) + emissions[:, t]
             alpha = torch.where(mask[:, t].unsqueeze(1), step, alpha)
             alphas.append(alpha)
         return torch.stack(alphas, dim=1)
@@ -293,7 +282,7 @@ class CRF(nn.Module):
         betas = [beta]
         for t in range(length - 2, -1, -1):
             # The suffix from t+1 on: (K from, K to) + (B, 1, K to) -> sum over to.
-            step = _logsumexp(transitions + (emissions[:, t + 1] + beta).unsqueeze(1), dim=2)
+            step = logsumexp(transitions + (emissions[:, t + 1] + beta).unsqueeze(1), dim=2)
             # Where t+1 is padding, position t is the last token: only the end transition remains.
             beta = torch.where(mask[:, t + 1].unsqueeze(1), step, end.expand_as(step))
             betas.append(beta)

@@ -29,6 +29,7 @@ import itertools
 import numpy as np
 import torch
 
+from crftag.crf import scan
 from crftag.crf.arrays import running_counts
 
 try:  # the compiled CPU kernels (crftag/crf/_compiled.c), built by setup.py where a compiler exists
@@ -319,7 +320,10 @@ def marginals(
     start: torch.Tensor,
     end: torch.Tensor,
 ) -> torch.Tensor:
-    """p(y_t = k | x) (B, T, K), 0 where masked, by the same scaled forward-backward."""
+    """p(y_t = k | x) (B, T, K), 0 where masked, by the same scaled forward-backward (by the
+    parallel scan where :func:`crftag.crf.scan.preferred` says it is faster)."""
+    if scan.preferred(emissions):
+        return scan.marginals(emissions, mask, transitions, start, end)
     with torch.no_grad():
         if _runs_compiled(emissions, transitions, start, end):
             return _forward_backward_compiled(emissions, mask, transitions, start, end, 1)[1]
@@ -335,7 +339,10 @@ def log_partition(
     start: torch.Tensor,
     end: torch.Tensor,
 ) -> torch.Tensor:
-    """log Z (B,) by the scaled forward algorithm, differentiable by the backward algorithm."""
+    """log Z (B,) by the scaled forward algorithm, differentiable by the backward algorithm (by
+    the parallel scan and autograd where :func:`crftag.crf.scan.preferred` says it is faster)."""
+    if scan.preferred(emissions):
+        return scan.log_partition(emissions, mask, transitions, start, end)
     return _LogPartition.apply(emissions, mask, transitions, start, end)
 
 

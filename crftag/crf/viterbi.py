@@ -10,7 +10,7 @@ import functools
 
 import torch
 
-from crftag.crf import arrays, kernels
+from crftag.crf import arrays, kernels, scan
 from crftag.crf.kernels import COMPILED_DTYPES, host_array, running_counts
 
 __all__ = ["viterbi", "viterbi_torch"]
@@ -33,11 +33,14 @@ def viterbi(
     calls), and keeps only the best scores, recomputing back-pointers on the way back
     (:func:`_viterbi_numpy`). Where the compiled kernel was built (``crftag.crf._compiled``), the
     CPU runs that same algorithm in C instead, with identical results (:func:`_viterbi_compiled`).
+    Long sentences on a GPU take the parallel scan (:func:`crftag.crf.scan.viterbi`).
     """
     if emissions.device.type == "cpu" and not emissions.requires_grad:
         if kernels._compiled is not None and emissions.dtype in COMPILED_DTYPES:
             return _viterbi_compiled(emissions, mask, transitions, start, end)
         return _viterbi_numpy(emissions, mask, transitions, start, end)
+    if scan.preferred(emissions):
+        return scan.viterbi(emissions, mask, transitions, start, end)
     return viterbi_torch(emissions, mask, transitions, start, end)
 
 

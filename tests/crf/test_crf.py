@@ -20,13 +20,18 @@ def float64():
     torch.set_default_dtype(previous)
 
 
-@pytest.fixture(params=["compiled", "numpy", "torch"])
+@pytest.fixture(params=["compiled", "numpy", "torch", "scan"])
 def recursion_steps(request, monkeypatch):
     """Run a test with the compiled forward-backward (crftag/crf/_compiled.c; skipped where it was
-    not built), with the scaled recursions' NumPy steps (CPU without it) and with their torch
-    steps (the ones any other device takes)."""
+    not built), with the scaled recursions' NumPy steps (CPU without it), with their torch
+    steps (the ones any other device takes) and with the parallel scan (long sentences on a
+    GPU)."""
     from crftag.crf import kernels as crf_kernels
+    from crftag.crf import scan
 
+    if request.param == "scan":
+        monkeypatch.setattr(scan, "preferred", lambda emissions: True)
+        return request.param
     if request.param == "compiled":
         request.getfixturevalue("compiled_kernels")
         return request.param
@@ -102,10 +107,16 @@ def test_score_equals_hand_computed_path_score(num_tags, seed):
 def use_viterbi(implementation: str, monkeypatch, request) -> None:
     """Make CPU decoding run one implementation: "compiled" (crftag/crf/_compiled.c, skipped
     where it was not built), "numpy" (the fallback loop) or "torch" (the path other devices
-    take)."""
+    take) or "scan" (the parallel scan, long sentences on a GPU)."""
     from crftag.crf import kernels as crf_kernels
+    from crftag.crf import scan
     from crftag.crf import viterbi as crf_viterbi
 
+    if implementation == "scan":
+        monkeypatch.setattr(crf_kernels, "_compiled", None)
+        monkeypatch.setattr(scan, "preferred", lambda emissions: True)
+        monkeypatch.setattr(crf_viterbi, "_viterbi_numpy", scan.viterbi)
+        return
     if implementation == "compiled":
         request.getfixturevalue("compiled_kernels")
         return
@@ -114,7 +125,7 @@ def use_viterbi(implementation: str, monkeypatch, request) -> None:
         monkeypatch.setattr(crf_viterbi, "_viterbi_numpy", crf_viterbi.viterbi_torch)
 
 
-@pytest.mark.parametrize("implementation", ["compiled", "numpy", "torch"])
+@pytest.mark.parametrize("implementation", ["compiled", "numpy", "torch", "scan"])
 @pytest.mark.parametrize("num_tags,seed", CASES)
 def test_viterbi_equals_brute_force(num_tags, seed, implementation, monkeypatch, request):
     use_viterbi(implementation, monkeypatch, request)

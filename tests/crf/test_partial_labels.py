@@ -17,12 +17,15 @@ def float64():
     torch.set_default_dtype(previous)
 
 
-@pytest.fixture(params=["default", "numpy", "torch"])
+@pytest.fixture(params=["default", "numpy", "torch", "scan"])
 def recursion_steps(request, monkeypatch):
-    """The forward-backward of the install (compiled where built), NumPy's and torch's steps."""
-    from crftag.crf import kernels
+    """The forward-backward of the install (compiled where built), NumPy's and torch's steps,
+    and the parallel scan."""
+    from crftag.crf import kernels, scan
 
-    if request.param != "default":
+    if request.param == "scan":
+        monkeypatch.setattr(scan, "preferred", lambda emissions: True)
+    elif request.param != "default":
         monkeypatch.setattr(kernels, "_compiled", None)
     if request.param == "torch":
         monkeypatch.setattr(kernels, "_steps_for", lambda tensor: kernels._TorchSteps)

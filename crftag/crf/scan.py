@@ -26,21 +26,24 @@ import torch
 
 __all__ = ["log_partition", "logsumexp", "marginals", "preferred", "viterbi"]
 
-# The padded length from which a GPU runs the scan: below it the loop's O(T K^2) work wins
-# (benchmarks/gpu.py measures the crossover).
-MIN_SCAN_LENGTH = 128
+# The padded lengths from which a GPU runs the scan. On an H100 (benchmarks/gpu.py, K = 9 and
+# 17, B = 1 and 32) log Z with its gradient was faster by the scan at every length measured,
+# from T = 4 on; Viterbi, whose loop has no backward pass, from T = 32 on.
+MIN_SCAN_LENGTH = 4
+MIN_DECODE_SCAN_LENGTH = 32
 # The widest level holds B * T/2 * K^3 sums (and autograd keeps them): above this many floats
 # the loop runs instead, however long the sentences.
 MAX_SCAN_ELEMENTS = 2**28
 
 
-def preferred(emissions: torch.Tensor) -> bool:
-    """Whether the scan is the faster choice for these emissions (B, T, K): on a GPU, for long
-    sentences and a level that fits in memory; never on the CPU, where the compiled loops run."""
+def preferred(emissions: torch.Tensor, decoding: bool = False) -> bool:
+    """Whether the scan is the faster choice for these emissions (B, T, K), for log Z and
+    marginals or, ``decoding``, for Viterbi: on a GPU, for sentences long enough and a level that
+    fits in memory; never on the CPU, where the compiled loops run."""
     batch_size, length, num_tags = emissions.shape
     return (
         emissions.device.type == "cuda"
-        and length >= MIN_SCAN_LENGTH
+        and length >= (MIN_DECODE_SCAN_LENGTH if decoding else MIN_SCAN_LENGTH)
         and batch_size * (length // 2 + 1) * num_tags**3 <= MAX_SCAN_ELEMENTS
     )
 
@@ -115,11 +118,18 @@ def log_partition(emissions, mask, transitions, start, end) -> torch.Tensor:
     return logsumexp(totals.flatten(1), dim=1)
 
 
+def _recordable(*tensors: torch.Tensor) -> list[torch.Tensor]:
+    """Detached copies that autograd may record: tensors made under ``torch.inference_mode``
+    (a tagger's) can take no part in a graph, so those are cloned, outside it."""
+    return [tensor.clone() if tensor.is_inference() else tensor.detach() for tensor in tensors]
+
+
 def marginals(emissions, mask, transitions, start, end) -> torch.Tensor:
     """p(y_t = k | x) (B, T, K), 0 where masked: the gradient of log Z in the emissions."""
-    with torch.enable_grad():
-        leaf = emissions.detach().requires_grad_()
-        log_z = log_partition(leaf, mask, transitions.detach(), start.detach(), end.detach())
+    with torch.inference_mode(False), torch.enable_grad():
+        leaf, mask, transitions, start, end = _recordable(emissions, mask, transitions, start, end)
+        leaf.requires_grad_()
+        log_z = log_partition(leaf, mask, transitions, start, end)
         (posterior,) = torch.autograd.grad(log_z.sum(), leaf)
     return posterior.masked_fill(~mask.unsqueeze(2), 0.0)
 
@@ -127,11 +137,10 @@ def marginals(emissions, mask, transitions, start, end) -> torch.Tensor:
 def viterbi(emissions, mask, transitions, start, end) -> tuple[torch.Tensor, torch.Tensor]:
     """Best tags (B, T), 0 where masked, and their scores (B,), by the (max, +) scan. The path is
     the gradient of the best score in the emissions: one 1 per position, at the chosen tag."""
-    with torch.enable_grad():
-        leaf = emissions.detach().requires_grad_()
-        totals = _path_totals(
-            leaf, mask, transitions.detach(), start.detach(), end.detach(), _max_product
-        )
+    with torch.inference_mode(False), torch.enable_grad():
+        leaf, mask, transitions, start, end = _recordable(emissions, mask, transitions, start, end)
+        leaf.requires_grad_()
+        totals = _path_totals(leaf, mask, transitions, start, end, _max_product)
         scores = totals.flatten(1).max(dim=1).values  # (B,)
         (chosen,) = torch.autograd.grad(scores.sum(), leaf)  # (B, T, K), one-hot where unmasked
     return chosen.argmax(dim=2).masked_fill(~mask, 0), scores.detach()

@@ -39,7 +39,7 @@ def viterbi(
         if kernels._compiled is not None and emissions.dtype in COMPILED_DTYPES:
             return _viterbi_compiled(emissions, mask, transitions, start, end)
         return _viterbi_numpy(emissions, mask, transitions, start, end)
-    if scan.preferred(emissions):
+    if scan.preferred(emissions, decoding=True):
         return scan.viterbi(emissions, mask, transitions, start, end)
     return viterbi_torch(emissions, mask, transitions, start, end)
 

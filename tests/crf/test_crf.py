@@ -30,7 +30,7 @@ def recursion_steps(request, monkeypatch):
     from crftag.crf import scan
 
     if request.param == "scan":
-        monkeypatch.setattr(scan, "preferred", lambda emissions: True)
+        monkeypatch.setattr(scan, "preferred", lambda emissions, decoding=False: True)
         return request.param
     if request.param == "compiled":
         request.getfixturevalue("compiled_kernels")
@@ -114,7 +114,7 @@ def use_viterbi(implementation: str, monkeypatch, request) -> None:
 
     if implementation == "scan":
         monkeypatch.setattr(crf_kernels, "_compiled", None)
-        monkeypatch.setattr(scan, "preferred", lambda emissions: True)
+        monkeypatch.setattr(scan, "preferred", lambda emissions, decoding=False: True)
         monkeypatch.setattr(crf_viterbi, "_viterbi_numpy", scan.viterbi)
         return
     if implementation == "compiled":

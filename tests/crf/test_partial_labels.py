@@ -24,7 +24,7 @@ def recursion_steps(request, monkeypatch):
     from crftag.crf import kernels, scan
 
     if request.param == "scan":
-        monkeypatch.setattr(scan, "preferred", lambda emissions: True)
+        monkeypatch.setattr(scan, "preferred", lambda emissions, decoding=False: True)
     elif request.param != "default":
         monkeypatch.setattr(kernels, "_compiled", None)
     if request.param == "torch":

@@ -112,6 +112,24 @@ def test_the_scan_is_chosen_for_long_sentences_on_a_gpu_only():
     assert scan.preferred(emissions(32, 500, 9, "cuda"))
     assert not scan.preferred(emissions(32, 500, 9, "cpu"))
     assert not scan.preferred(emissions(32, scan.MIN_SCAN_LENGTH - 1, 9, "cuda"))
+    assert scan.preferred(emissions(32, scan.MIN_DECODE_SCAN_LENGTH, 9, "cuda"), decoding=True)
+    short = emissions(32, scan.MIN_DECODE_SCAN_LENGTH - 1, 9, "cuda")
+    assert scan.preferred(short) and not scan.preferred(short, decoding=True)
     # A level too wide for memory runs the loop, however long the sentences.
     assert not scan.preferred(emissions(512, 5000, 50, "cuda"))
     assert not scan.preferred(torch.zeros(32, 500, 9))
+
+
+@pytest.mark.parametrize("context", [torch.inference_mode, torch.no_grad])
+def test_decoding_and_marginals_work_where_a_tagger_runs(context):
+    """A tagger decodes under inference mode, whose tensors autograd cannot record: the scan's
+    Viterbi and marginals, which are gradients, must still answer, and answer alike."""
+    emissions, mask, _, transitions, start, end = random_problem(3, 40, 5, 11)
+    expected_tags, expected_scores = scan.viterbi(emissions, mask, transitions, start, end)
+    expected_marginals = scan.marginals(emissions, mask, transitions, start, end)
+    with context():
+        inputs = [tensor.clone() for tensor in (emissions, mask, transitions, start, end)]
+        tags, scores = scan.viterbi(*inputs)
+        posterior = scan.marginals(*inputs)
+    assert torch.equal(tags, expected_tags) and torch.equal(scores, expected_scores)
+    torch.testing.assert_close(posterior, expected_marginals, atol=0, rtol=0)

@@ -17,6 +17,10 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from gpu_table import gpu_tables  # noqa: E402
+
 RESULTS = os.path.join(HERE, "results")
 OUTPUT = os.path.join(HERE, "RESULTS.md")
 
@@ -70,6 +74,10 @@ def render(results: dict[str, dict]) -> str:
         parts.append(_section("HTTP server under load", "serve", "make bench-serve"))
         parts.append(_machine(results["serve"]["machine"]))
         parts.append(serve_table(results["serve"]))
+    if "gpu" in results:
+        parts.append(_section("GPU against CPU", "gpu", "python benchmarks/gpu.py"))
+        parts.append(_machine(results["gpu"]["machine"]))
+        parts.append(gpu_tables(results["gpu"]))
     return "".join(parts)
 
 

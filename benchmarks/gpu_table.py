@@ -1,0 +1,71 @@
+"""The GPU section of benchmarks/RESULTS.md, from benchmarks/results/gpu.json
+(benchmarks/gpu.py)."""
+
+from __future__ import annotations
+
+
+def _speed_up(slow: float, fast: float) -> str:
+    return f"{slow / fast:.1f}x"
+
+
+def _crf_row(case: dict) -> str:
+    return (
+        f"| {case['num_tags']} | {case['batch_size']} | {case['length']} "
+        f"| {case['loop_log_z_s'] * 1e3:.2f} | {case['scan_log_z_s'] * 1e3:.2f} "
+        f"| {_speed_up(case['loop_log_z_s'], case['scan_log_z_s'])} "
+        f"| {case['loop_viterbi_s'] * 1e3:.2f} | {case['scan_viterbi_s'] * 1e3:.2f} "
+        f"| {_speed_up(case['loop_viterbi_s'], case['scan_viterbi_s'])} "
+        f"| {case['equal_paths']:.2f} | {case['loop_path_shortfall']:.1e} "
+        f"| {case['scan_path_shortfall']:.1e} |"
+    )
+
+
+def _training_row(run: dict) -> str:
+    return (
+        f"| {run['name']} | {run['device']} | {run['tokens_per_s']:,.0f} "
+        f"| {run['sentences_per_s']:,.0f} | {run['dev_after_one_epoch'] * 100:.2f} |"
+    )
+
+
+def _predict_row(run: dict) -> str:
+    return (
+        f"| {run['device']} | {run['batch_size']} | {run['tokens_per_s']:,.0f} "
+        f"| {run['sentences_per_s']:,.0f} |"
+    )
+
+
+# Each section of gpu.json: its caption, header, alignment row and row renderer.
+TABLES = {
+    "crf": (
+        "CRF on the GPU, median ms of a call: log Z forward and backward, and Viterbi; the "
+        "sequential loop against the parallel scan. A path's shortfall is how far its float64 "
+        "score falls below the float64 Viterbi's best (0: an exact argmax).",
+        "| K | B | T | log Z loop | log Z scan | scan speed-up | Viterbi loop | Viterbi scan "
+        "| scan speed-up | equal paths | loop path shortfall | scan path shortfall |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        _crf_row,
+    ),
+    "train": (
+        "One epoch of `crftag train configs/conll03.yaml --seed 1` on each device (CPU: 2 "
+        "threads on 2 of the machine's cores), from the epoch log:",
+        "| run | device | tokens/s | sentences/s | dev F1 after the epoch |",
+        "|---|---|---:|---:|---:|",
+        _training_row,
+    ),
+    "predict": (
+        "`predict_files` on eng.testb's tokens (read, tag, write CoNLL), start-up excluded, "
+        "with the model of the cuda-fp32 run:",
+        "| device | batch | tokens/s | sentences/s |",
+        "|---|---:|---:|---:|",
+        _predict_row,
+    ),
+}
+
+
+def gpu_tables(report: dict) -> str:
+    parts = []
+    for key, (caption, columns, alignment, row) in TABLES.items():
+        if key in report:
+            lines = [caption, "", columns, alignment, *(row(item) for item in report[key])]
+            parts.append("\n".join(lines) + "\n")
+    return "\n".join(parts)

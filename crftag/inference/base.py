@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Hashable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 from crftag.data.indices import pieces
@@ -89,6 +90,10 @@ class TaggerBase:
         """Everything :meth:`predict` reports about ``batch``."""
         raise NotImplementedError
 
+    def _running(self) -> AbstractContextManager[object]:
+        """Entered around the batches of one call: what a backend sets up for all of them."""
+        return nullcontext()
+
     def _to_output_tags(self, internal: list[str]) -> list[str]:
         return to_iob2(internal, self._well_formed) if self.tags_are_spans else internal
 
@@ -123,9 +128,10 @@ class TaggerBase:
         cut, owners = self._pieces(sentences)
         cut_documents = None if documents is None else [documents[o] for o in owners]
         tagged: list[list[str]] = [[] for _ in cut]
-        for indices, batch in self._batches(cut, batch_size, cut_documents):
-            for index, row in zip(indices, self._decode(batch), strict=True):
-                tagged[index] = self._to_output_tags([symbols[t] for t in row])
+        with self._running():
+            for indices, batch in self._batches(cut, batch_size, cut_documents):
+                for index, row in zip(indices, self._decode(batch), strict=True):
+                    tagged[index] = self._to_output_tags([symbols[t] for t in row])
         results: list[list[str]] = [[] for _ in sentences]
         for owner, tags in zip(owners, tagged, strict=True):
             results[owner].extend(tags)
@@ -164,13 +170,14 @@ class TaggerBase:
         cut, owners = self._pieces(token_lists)
         cut_documents = None if documents is None else [documents[o] for o in owners]
         cut_predictions: list[Prediction | None] = [None] * len(cut)
-        for indices, batch in self._batches(cut, batch_size, cut_documents):
-            scored = self._score(batch, probs, nbest)
-            for row, index in enumerate(indices):
-                prediction = self._prediction(scored, row, probs)
-                prediction.tokens = list(cut[index])
-                drop_unlikely_spans(prediction, min_confidence)
-                cut_predictions[index] = prediction
+        with self._running():
+            for indices, batch in self._batches(cut, batch_size, cut_documents):
+                scored = self._score(batch, probs, nbest)
+                for row, index in enumerate(indices):
+                    prediction = self._prediction(scored, row, probs)
+                    prediction.tokens = list(cut[index])
+                    drop_unlikely_spans(prediction, min_confidence)
+                    cut_predictions[index] = prediction
         parts: list[list[Prediction]] = [[] for _ in token_lists]
         for owner, prediction in zip(owners, cut_predictions, strict=True):
             if prediction is not None:  # None: an empty sentence, already in results

@@ -140,7 +140,7 @@ def _kernel_layers(
 
 
 def _kernel_lstm(
-    layers: list[_KernelLayer], inputs: np.ndarray, packing: Packing
+    layers: list[_KernelLayer], inputs: np.ndarray, packing: Packing, threads: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`packed_lstm` by the compiled loops (crftag/runtime/_lstm.c): the same packed
     inputs (N, D), the same functions up to float rounding: outputs (N, 2H) and final states
@@ -163,7 +163,7 @@ def _kernel_lstm(
             layer.recurrent,
             len(packing.lengths),
             hidden_size,
-            1,  # two threads lose here: NumPy's BLAS threads spin for the cores between calls
+            threads,
         )
     # Forward, each row's state at its last position; backward, at its first.
     starts = np.cumsum(packing.lengths) - packing.lengths
@@ -221,18 +221,22 @@ def _direction(
 
 
 def packed_lstm(
-    layers: list[_Layer] | list[_KernelLayer], inputs: np.ndarray, packing: Packing
+    layers: list[_Layer] | list[_KernelLayer],
+    inputs: np.ndarray,
+    packing: Packing,
+    threads: int = 1,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A bidirectional LSTM over packed inputs (N, D): outputs (N, 2H) and the last layer's final
     states (2, n, H) of the n rows not empty, longest first, forward then backward. Layers from
-    :func:`_kernel_layers` run in the compiled loops."""
+    :func:`_kernel_layers` run in the compiled loops, the two directions on ``threads`` (1 or
+    2) threads; two only where NumPy's BLAS is held to one (crftag/runtime/threads.py)."""
     if layers and isinstance(layers[0], _KernelLayer):
         if not len(packing.lengths):
             hidden_size = layers[-1].recurrent.shape[1]
             return np.zeros((0, 2 * hidden_size), np.float32), np.zeros(
                 (2, 0, hidden_size), np.float32
             )
-        return _kernel_lstm(layers, inputs, packing)
+        return _kernel_lstm(layers, inputs, packing, threads)
     for layer in layers:
         hidden_size = layer.recurrent[0].shape[0]
         projected = np.matmul(inputs, layer.input_weights)  # (2, N, 4H), per direction

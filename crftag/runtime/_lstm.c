@@ -17,7 +17,7 @@
  * reads a row left to right, direction 1 right to left; both write their state at the word it
  * belongs to. Gate order i, f, g, o, as in nn.LSTM.
  *
- * forward(gates, cells, states, lengths, weights_hh_t, B, H, threads)
+ * forward(gates, cells, states, lengths, weights_hh_t, B, H, threads, keep=True)
  *   gates        (N, 2, 4H) in: x W_ih^T + b_ih + b_hh of each direction; out: the activated
  *                gates (sigmoid i, f, tanh g, sigmoid o), which the backward pass reads
  *   cells        (N, 2, H) written
@@ -25,6 +25,8 @@
  *   lengths      (B,) int64, each >= 1; N is their sum
  *   weights_hh_t (2, H, 4H): each direction's W_hh transposed
  *   threads      1 or 2: how many threads the two directions share
+ *   keep         false: the gates and cells are left as they were (no backward pass follows;
+ *                writing them back was a third of the loop's memory traffic)
  *
  * backward(grad_states, gates, cells, states, weights_hh, lengths, grad_gates, previous, B, H,
  *          threads)
@@ -151,6 +153,7 @@ typedef struct Job {
     const Py_ssize_t *order, *starts;
     Py_ssize_t B, H, steps;
     int direction, status;
+    int keep; /* forward: whether the gates and cells are written back for a backward pass */
     void (*loop)(struct Job *);
 } Job;
 
@@ -219,8 +222,10 @@ static inline Py_ssize_t position(const Job *job, Py_ssize_t i, Py_ssize_t t) {
     }
 
 /* The float product with explicit eight-float vectors: GCC keeps the scalar version's
-   accumulators on the stack. ROWS rows by sixteen columns of C in registers (2 * ROWS
-   accumulators); each step over k loads sixteen numbers of B and broadcasts one of A per row. */
+   accumulators on the stack. A panel keeps ROWS rows by 8 * VECS columns of C in registers
+   (ROWS * VECS accumulators); each step over k loads 8 * VECS numbers of B and broadcasts one
+   of A per row. Every number of C is the same chain of products added in order of k whatever
+   the panel's shape, so the shape is chosen for speed alone. */
 static inline __attribute__((always_inline)) vfloat load(const float *p) {
     vfloat v;
     memcpy(&v, p, sizeof v);
@@ -231,43 +236,77 @@ static inline __attribute__((always_inline)) void store(float *p, vfloat v) {
     memcpy(p, &v, sizeof v);
 }
 
-#define DEFINE_BLOCK(NAME, ROWS)                                                               \
+#define DEFINE_PANEL(NAME, ROWS, VECS)                                                         \
     static inline __attribute__((always_inline)) void NAME(                                    \
         Py_ssize_t K, Py_ssize_t M, const float *A, Py_ssize_t lda, const float *Bm, float *C, \
         Py_ssize_t ldc) {                                                                      \
-        vfloat low[ROWS], high[ROWS];                                                          \
-        for (int r = 0; r < ROWS; r++) {                                                       \
-            low[r] = load(C + r * ldc);                                                        \
-            high[r] = load(C + r * ldc + 8);                                                   \
-        }                                                                                      \
+        vfloat sums[ROWS][VECS];                                                               \
+        for (int r = 0; r < ROWS; r++)                                                         \
+            for (int v = 0; v < VECS; v++)                                                     \
+                sums[r][v] = load(C + r * ldc + 8 * v);                                        \
         for (Py_ssize_t k = 0; k < K; k++) {                                                   \
-            const vfloat b0 = load(Bm + k * M), b1 = load(Bm + k * M + 8);                     \
+            vfloat b[VECS];                                                                    \
+            for (int v = 0; v < VECS; v++)                                                     \
+                b[v] = load(Bm + k * M + 8 * v);                                               \
             for (int r = 0; r < ROWS; r++) {                                                   \
                 const vfloat x = (vfloat){0} + A[r * lda + k];                                 \
-                low[r] += x * b0;                                                              \
-                high[r] += x * b1;                                                             \
+                for (int v = 0; v < VECS; v++)                                                 \
+                    sums[r][v] += x * b[v];                                                    \
             }                                                                                  \
         }                                                                                      \
-        for (int r = 0; r < ROWS; r++) {                                                       \
-            store(C + r * ldc, low[r]);                                                        \
-            store(C + r * ldc + 8, high[r]);                                                   \
-        }                                                                                      \
+        for (int r = 0; r < ROWS; r++)                                                         \
+            for (int v = 0; v < VECS; v++)                                                     \
+                store(C + r * ldc + 8 * v, sums[r][v]);                                        \
     }
 
-DEFINE_BLOCK(block6, 6)
-DEFINE_BLOCK(block1, 1)
+DEFINE_PANEL(block6, 6, 2)
+DEFINE_PANEL(block5, 5, 2)
+DEFINE_PANEL(block4, 4, 2)
+DEFINE_PANEL(block3, 3, 2)
+DEFINE_PANEL(block2, 2, 2)
+DEFINE_PANEL(block1, 1, 2)
+/* For the last n % 6 rows, wider panels: one row by sixteen columns is only two chains of
+   additions, each waiting for the last, where a core can run a dozen at once. */
+DEFINE_PANEL(wide3, 3, 4)
+DEFINE_PANEL(wide2, 2, 6)
+DEFINE_PANEL(wide1, 1, 8)
+
+/* ROWS rows of C, their first `columns` columns (a multiple of sixteen): WIDTH columns at a
+   time (a multiple of sixteen too) in the panel WIDE, then sixteen at a time in NARROW. */
+#define DEFINE_REMAINDER(NAME, WIDE, WIDTH, NARROW)                                            \
+    static inline __attribute__((always_inline)) void NAME(                                    \
+        Py_ssize_t columns, Py_ssize_t K, Py_ssize_t M, const float *A, Py_ssize_t lda,        \
+        const float *Bm, float *C, Py_ssize_t ldc) {                                           \
+        Py_ssize_t j = 0;                                                                      \
+        for (; j + WIDTH <= columns; j += WIDTH)                                               \
+            WIDE(K, M, A, lda, Bm + j, C + j, ldc);                                            \
+        for (; j + 16 <= columns; j += 16)                                                     \
+            NARROW(K, M, A, lda, Bm + j, C + j, ldc);                                          \
+    }
+
+DEFINE_REMAINDER(rows5, block5, 16, block5)
+DEFINE_REMAINDER(rows4, block4, 16, block4)
+DEFINE_REMAINDER(rows3, wide3, 32, block3)
+DEFINE_REMAINDER(rows2, wide2, 48, block2)
+DEFINE_REMAINDER(rows1, wide1, 64, block1)
 
 /* C[n, M] += A[n, K] B[K, M] in float, as gemm_double computes it: for every number of C the
-   same products added in the same order of k, whatever block its row falls in. */
+   same products added in the same order of k, whatever panel its row falls in. */
 VECTOR_CLONES static void gemm_float(Py_ssize_t n, Py_ssize_t K, Py_ssize_t M, const float *A,
                                      Py_ssize_t lda, const float *Bm, float *C, Py_ssize_t ldc) {
+    const Py_ssize_t full = n - n % 6;
     Py_ssize_t j = 0;
-    for (; j + 16 <= M; j += 16) {
-        Py_ssize_t r = 0;
-        for (; r + 6 <= n; r += 6)
+    for (; j + 16 <= M; j += 16)
+        for (Py_ssize_t r = 0; r < full; r += 6)
             block6(K, M, A + r * lda, lda, Bm + j, C + r * ldc + j, ldc);
-        for (; r < n; r++)
-            block1(K, M, A + r * lda, lda, Bm + j, C + r * ldc + j, ldc);
+    const float *last_a = A + full * lda;
+    float *last_c = C + full * ldc;
+    switch (n - full) {
+    case 5: rows5(j, K, M, last_a, lda, Bm, last_c, ldc); break;
+    case 4: rows4(j, K, M, last_a, lda, Bm, last_c, ldc); break;
+    case 3: rows3(j, K, M, last_a, lda, Bm, last_c, ldc); break;
+    case 2: rows2(j, K, M, last_a, lda, Bm, last_c, ldc); break;
+    case 1: rows1(j, K, M, last_a, lda, Bm, last_c, ldc); break;
     }
     for (Py_ssize_t r = 0; r < n && j < M; r++) {
         const float *a = A + r * lda;
@@ -322,8 +361,11 @@ VECTOR_CLONES static void gemm_float(Py_ssize_t n, Py_ssize_t K, Py_ssize_t M, c
                 NAME##_step(n, H, block, cell, state, t == 0);                                 \
                 for (Py_ssize_t i = 0; i < n; i++) {                                           \
                     const Py_ssize_t p = position(job, i, t) * 2 + d;                          \
-                    memcpy(gates + p * 4 * H, block + i * 4 * H, sizeof(REAL) * (size_t)(4 * H)); \
-                    memcpy(cells + p * H, cell + i * H, sizeof(REAL) * (size_t)H);             \
+                    if (job->keep) {                                                           \
+                        memcpy(gates + p * 4 * H, block + i * 4 * H,                           \
+                               sizeof(REAL) * (size_t)(4 * H));                                \
+                        memcpy(cells + p * H, cell + i * H, sizeof(REAL) * (size_t)H);         \
+                    }                                                                          \
                     memcpy(states + p * H, state + i * H, sizeof(REAL) * (size_t)H);           \
                 }                                                                              \
             }                                                                                  \
@@ -479,6 +521,7 @@ static Py_ssize_t *prepare(Job *jobs, const int64_t *lengths, Py_ssize_t B, Py_s
         jobs[d].steps = steps;
         jobs[d].direction = d;
         jobs[d].status = 0;
+        jobs[d].keep = 1;
     }
     return order;
 }
@@ -498,10 +541,10 @@ static PyObject *forward(PyObject *self, PyObject *args) {
     enum { GATES, CELLS, STATES, LENGTHS, WEIGHTS, COUNT };
     Py_buffer in[COUNT];
     Py_ssize_t B, H, steps;
-    int threads;
+    int threads, keep = 1;
     (void)self;
-    if (!PyArg_ParseTuple(args, "w*w*w*y*y*nni", &in[GATES], &in[CELLS], &in[STATES],
-                          &in[LENGTHS], &in[WEIGHTS], &B, &H, &threads))
+    if (!PyArg_ParseTuple(args, "w*w*w*y*y*nni|p", &in[GATES], &in[CELLS], &in[STATES],
+                          &in[LENGTHS], &in[WEIGHTS], &B, &H, &threads, &keep))
         return NULL;
     const Py_ssize_t N = check_lengths(&in[LENGTHS], B, &steps);
     const Py_ssize_t itemsize = N > 0 && H > 0 ? in[GATES].len / (N * 8 * H) : 0;
@@ -524,6 +567,7 @@ static PyObject *forward(PyObject *self, PyObject *args) {
         jobs[d].states = in[STATES].buf;
         jobs[d].weights = (const char *)in[WEIGHTS].buf + d * H * 4 * H * itemsize;
         jobs[d].loop = itemsize == 4 ? forward_float : forward_double;
+        jobs[d].keep = keep;
     }
     return finish(jobs, order, threads, in, COUNT);
 }
@@ -571,8 +615,9 @@ static PyObject *backward(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"forward", forward, METH_VARARGS,
-     "forward(gates, cells, states, lengths, weights_hh_t, B, H, threads): both directions' "
-     "loops, on up to two threads; the gates are activated in place, cells and states written."},
+     "forward(gates, cells, states, lengths, weights_hh_t, B, H, threads, keep=True): both "
+     "directions' loops, on up to two threads; states written, and with keep the gates "
+     "activated in place and the cells written."},
     {"backward", backward, METH_VARARGS,
      "backward(grad_states, gates, cells, states, weights_hh, lengths, grad_gates, previous, B, "
      "H, threads): the gradient of every gate pre-activation, and each position's previous "

@@ -164,6 +164,7 @@ def _kernel_lstm(
             len(packing.lengths),
             hidden_size,
             threads,
+            False,  # no backward pass: the activated gates and the cells are not kept
         )
     # Forward, each row's state at its last position; backward, at its first.
     starts = np.cumsum(packing.lengths) - packing.lengths

@@ -17,7 +17,8 @@
  * reads a row left to right, direction 1 right to left; both write their state at the word it
  * belongs to. Gate order i, f, g, o, as in nn.LSTM.
  *
- * forward(gates, cells, states, lengths, weights_hh_t, B, H, threads, keep=True)
+ * forward(gates, cells, states, lengths, weights_hh_t, B, H, threads, keep=True,
+ *         own_thread=False)
  *   gates        (N, 2, 4H) in: x W_ih^T + b_ih + b_hh of each direction; out: the activated
  *                gates (sigmoid i, f, tanh g, sigmoid o), which the backward pass reads
  *   cells        (N, 2, H) written
@@ -27,6 +28,8 @@
  *   threads      1 or 2: how many threads the two directions share
  *   keep         false: the gates and cells are left as they were (no backward pass follows;
  *                writing them back was a third of the loop's memory traffic)
+ *   own_thread   with two threads: the second one started for the call, not OpenMP's
+ *                (see run_both)
  *
  * backward(grad_states, gates, cells, states, weights_hh, lengths, grad_gates, previous, B, H,
  *          threads)
@@ -47,6 +50,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#define HAVE_PTHREADS 1
+#endif
 
 /* A copy of the hot loops for AVX2 + FMA CPUs beside the baseline, picked when the module loads. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
@@ -154,6 +162,7 @@ typedef struct Job {
     Py_ssize_t B, H, steps;
     int direction, status;
     int keep; /* forward: whether the gates and cells are written back for a backward pass */
+    int own_thread; /* the second direction on a thread of its own rather than OpenMP's pool */
     void (*loop)(struct Job *);
 } Job;
 
@@ -442,10 +451,28 @@ DEFINE_FORWARD(forward_double, gemm_double, double, sigmoid_double, tanh_double)
 DEFINE_BACKWARD(backward_float, gemm_float, float, tanh_float)
 DEFINE_BACKWARD(backward_double, gemm_double, double, tanh_double)
 
+static void *run_job(void *job) {
+    ((Job *)job)->loop(job);
+    return NULL;
+}
+
 /* Runs the two directions' loops, on two threads of OpenMP's pool where the extension was built
    with OpenMP: the pool torch's own CPU kernels use (both load the same libgomp), so no thread
-   spins for a core the loops need. */
+   spins for a core the loops need. With own_thread the second direction runs on a thread
+   started for the call instead, which the NumPy runtime asks for: OpenMP's pool hangs in a
+   process forked after using it, and its threads spin for the cores for milliseconds after
+   each call (beside torch's pool, which spins too, that costs nothing; in the runtime it takes
+   the second core from the work between calls). */
 static int run_both(Job *jobs, int threads) {
+#ifdef HAVE_PTHREADS
+    pthread_t helper;
+    if (threads == 2 && jobs[1].own_thread &&
+        pthread_create(&helper, NULL, run_job, &jobs[1]) == 0) {
+        jobs[0].loop(&jobs[0]);
+        pthread_join(helper, NULL);
+        return jobs[0].status || jobs[1].status;
+    }
+#endif
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
 #else
@@ -522,6 +549,7 @@ static Py_ssize_t *prepare(Job *jobs, const int64_t *lengths, Py_ssize_t B, Py_s
         jobs[d].direction = d;
         jobs[d].status = 0;
         jobs[d].keep = 1;
+        jobs[d].own_thread = 0;
     }
     return order;
 }
@@ -541,10 +569,10 @@ static PyObject *forward(PyObject *self, PyObject *args) {
     enum { GATES, CELLS, STATES, LENGTHS, WEIGHTS, COUNT };
     Py_buffer in[COUNT];
     Py_ssize_t B, H, steps;
-    int threads, keep = 1;
+    int threads, keep = 1, own_thread = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "w*w*w*y*y*nni|p", &in[GATES], &in[CELLS], &in[STATES],
-                          &in[LENGTHS], &in[WEIGHTS], &B, &H, &threads, &keep))
+    if (!PyArg_ParseTuple(args, "w*w*w*y*y*nni|pp", &in[GATES], &in[CELLS], &in[STATES],
+                          &in[LENGTHS], &in[WEIGHTS], &B, &H, &threads, &keep, &own_thread))
         return NULL;
     const Py_ssize_t N = check_lengths(&in[LENGTHS], B, &steps);
     const Py_ssize_t itemsize = N > 0 && H > 0 ? in[GATES].len / (N * 8 * H) : 0;
@@ -568,6 +596,7 @@ static PyObject *forward(PyObject *self, PyObject *args) {
         jobs[d].weights = (const char *)in[WEIGHTS].buf + d * H * 4 * H * itemsize;
         jobs[d].loop = itemsize == 4 ? forward_float : forward_double;
         jobs[d].keep = keep;
+        jobs[d].own_thread = own_thread;
     }
     return finish(jobs, order, threads, in, COUNT);
 }
@@ -615,9 +644,10 @@ static PyObject *backward(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"forward", forward, METH_VARARGS,
-     "forward(gates, cells, states, lengths, weights_hh_t, B, H, threads, keep=True): both "
-     "directions' loops, on up to two threads; states written, and with keep the gates "
-     "activated in place and the cells written."},
+     "forward(gates, cells, states, lengths, weights_hh_t, B, H, threads, keep=True, "
+     "own_thread=False): both directions' loops, on up to two threads (the second one of "
+     "OpenMP's pool, or with own_thread one started for the call); states written, and with "
+     "keep the gates activated in place and the cells written."},
     {"backward", backward, METH_VARARGS,
      "backward(grad_states, gates, cells, states, weights_hh, lengths, grad_gates, previous, B, "
      "H, threads): the gradient of every gate pre-activation, and each position's previous "

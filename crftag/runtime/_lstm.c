@@ -59,6 +59,7 @@
 /* A copy of the hot loops for AVX2 + FMA CPUs beside the baseline, picked when the module loads. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #define VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define WIDE_VECTORS 1 /* and the float product in AVX-512 vectors where the CPU has them */
 #else
 #define VECTOR_CLONES
 #endif
@@ -230,60 +231,41 @@ static inline Py_ssize_t position(const Job *job, Py_ssize_t i, Py_ssize_t t) {
         }                                                                                      \
     }
 
-/* The float product with explicit eight-float vectors: GCC keeps the scalar version's
-   accumulators on the stack. A panel keeps ROWS rows by 8 * VECS columns of C in registers
-   (ROWS * VECS accumulators); each step over k loads 8 * VECS numbers of B and broadcasts one
-   of A per row. Every number of C is the same chain of products added in order of k whatever
-   the panel's shape, so the shape is chosen for speed alone. */
-static inline __attribute__((always_inline)) vfloat load(const float *p) {
-    vfloat v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
+/* The float product with explicit vectors of eight floats (AVX2), or of sixteen where the CPU
+   has AVX-512: GCC keeps the scalar version's accumulators on the stack. A panel keeps ROWS
+   rows by VECS vectors of C's columns in registers; each step over k loads VECS vectors of B and
+   broadcasts one number of A per row. Every number of C is the same chain of products added
+   in order of k, fused (FMA) on both, whatever the panel's shape or width, so the shape and
+   the width are chosen for speed alone. */
+typedef float vfloat16 __attribute__((vector_size(64)));
 
-static inline __attribute__((always_inline)) void store(float *p, vfloat v) {
-    memcpy(p, &v, sizeof v);
-}
-
-#define DEFINE_PANEL(NAME, ROWS, VECS)                                                         \
-    static inline __attribute__((always_inline)) void NAME(                                    \
+#define DEFINE_PANEL(NAME, VECTOR, ROWS, VECS, TARGET)                                         \
+    static inline __attribute__((always_inline)) TARGET void NAME(                             \
         Py_ssize_t K, Py_ssize_t M, const float *A, Py_ssize_t lda, const float *Bm, float *C, \
         Py_ssize_t ldc) {                                                                      \
-        vfloat sums[ROWS][VECS];                                                               \
+        enum { LANES = sizeof(VECTOR) / sizeof(float) };                                       \
+        VECTOR sums[ROWS][VECS], b[VECS];                                                      \
         for (int r = 0; r < ROWS; r++)                                                         \
             for (int v = 0; v < VECS; v++)                                                     \
-                sums[r][v] = load(C + r * ldc + 8 * v);                                        \
+                memcpy(&sums[r][v], C + r * ldc + LANES * v, sizeof(VECTOR));                  \
         for (Py_ssize_t k = 0; k < K; k++) {                                                   \
-            vfloat b[VECS];                                                                    \
             for (int v = 0; v < VECS; v++)                                                     \
-                b[v] = load(Bm + k * M + 8 * v);                                               \
+                memcpy(&b[v], Bm + k * M + LANES * v, sizeof(VECTOR));                         \
             for (int r = 0; r < ROWS; r++) {                                                   \
-                const vfloat x = (vfloat){0} + A[r * lda + k];                                 \
+                const VECTOR x = (VECTOR){0} + A[r * lda + k];                                 \
                 for (int v = 0; v < VECS; v++)                                                 \
                     sums[r][v] += x * b[v];                                                    \
             }                                                                                  \
         }                                                                                      \
         for (int r = 0; r < ROWS; r++)                                                         \
             for (int v = 0; v < VECS; v++)                                                     \
-                store(C + r * ldc + 8 * v, sums[r][v]);                                        \
+                memcpy(C + r * ldc + LANES * v, &sums[r][v], sizeof(VECTOR));                  \
     }
 
-DEFINE_PANEL(block6, 6, 2)
-DEFINE_PANEL(block5, 5, 2)
-DEFINE_PANEL(block4, 4, 2)
-DEFINE_PANEL(block3, 3, 2)
-DEFINE_PANEL(block2, 2, 2)
-DEFINE_PANEL(block1, 1, 2)
-/* For the last n % 6 rows, wider panels: one row by sixteen columns is only two chains of
-   additions, each waiting for the last, where a core can run a dozen at once. */
-DEFINE_PANEL(wide3, 3, 4)
-DEFINE_PANEL(wide2, 2, 6)
-DEFINE_PANEL(wide1, 1, 8)
-
 /* ROWS rows of C, their first `columns` columns (a multiple of sixteen): WIDTH columns at a
-   time (a multiple of sixteen too) in the panel WIDE, then sixteen at a time in NARROW. */
-#define DEFINE_REMAINDER(NAME, WIDE, WIDTH, NARROW)                                            \
-    static inline __attribute__((always_inline)) void NAME(                                    \
+   time in the panel WIDE, then sixteen at a time in NARROW. */
+#define DEFINE_COLUMNS(NAME, WIDE, WIDTH, NARROW, TARGET)                                      \
+    static inline __attribute__((always_inline)) TARGET void NAME(                             \
         Py_ssize_t columns, Py_ssize_t K, Py_ssize_t M, const float *A, Py_ssize_t lda,        \
         const float *Bm, float *C, Py_ssize_t ldc) {                                           \
         Py_ssize_t j = 0;                                                                      \
@@ -293,37 +275,93 @@ DEFINE_PANEL(wide1, 1, 8)
             NARROW(K, M, A, lda, Bm + j, C + j, ldc);                                          \
     }
 
-DEFINE_REMAINDER(rows5, block5, 16, block5)
-DEFINE_REMAINDER(rows4, block4, 16, block4)
-DEFINE_REMAINDER(rows3, wide3, 32, block3)
-DEFINE_REMAINDER(rows2, wide2, 48, block2)
-DEFINE_REMAINDER(rows1, wide1, 64, block1)
+/* C[n, M] += A[n, K] B[K, M] in float, as gemm_double computes it: six rows at a time over all
+   columns a multiple of sixteen, the last n % 6 rows together in wider panels (one row by
+   sixteen columns is only two chains of additions, each waiting for the last, where a core
+   runs a dozen at once), then the columns left over one number at a time. ROWS1 .. ROWS6 are
+   DEFINE_COLUMNS functions for that many rows. */
+#define DEFINE_GEMM_FLOAT(NAME, TARGET, ROWS1, ROWS2, ROWS3, ROWS4, ROWS5, ROWS6)              \
+    TARGET static void NAME(Py_ssize_t n, Py_ssize_t K, Py_ssize_t M, const float *A,          \
+                            Py_ssize_t lda, const float *Bm, float *C, Py_ssize_t ldc) {       \
+        const Py_ssize_t full = n - n % 6, columns = M - M % 16;                               \
+        for (Py_ssize_t r = 0; r < full; r += 6)                                               \
+            ROWS6(columns, K, M, A + r * lda, lda, Bm, C + r * ldc, ldc);                      \
+        const float *last_a = A + full * lda;                                                  \
+        float *last_c = C + full * ldc;                                                        \
+        switch (n - full) {                                                                    \
+        case 5: ROWS5(columns, K, M, last_a, lda, Bm, last_c, ldc); break;                     \
+        case 4: ROWS4(columns, K, M, last_a, lda, Bm, last_c, ldc); break;                     \
+        case 3: ROWS3(columns, K, M, last_a, lda, Bm, last_c, ldc); break;                     \
+        case 2: ROWS2(columns, K, M, last_a, lda, Bm, last_c, ldc); break;                     \
+        case 1: ROWS1(columns, K, M, last_a, lda, Bm, last_c, ldc); break;                     \
+        }                                                                                      \
+        for (Py_ssize_t r = 0; r < n && columns < M; r++) {                                    \
+            const float *a = A + r * lda;                                                      \
+            float *c = C + r * ldc;                                                            \
+            for (Py_ssize_t k = 0; k < K; k++)                                                 \
+                for (Py_ssize_t q = columns; q < M; q++)                                       \
+                    c[q] += a[k] * Bm[k * M + q];                                              \
+        }                                                                                      \
+    }
 
-/* C[n, M] += A[n, K] B[K, M] in float, as gemm_double computes it: for every number of C the
-   same products added in the same order of k, whatever panel its row falls in. */
-VECTOR_CLONES static void gemm_float(Py_ssize_t n, Py_ssize_t K, Py_ssize_t M, const float *A,
-                                     Py_ssize_t lda, const float *Bm, float *C, Py_ssize_t ldc) {
-    const Py_ssize_t full = n - n % 6;
-    Py_ssize_t j = 0;
-    for (; j + 16 <= M; j += 16)
-        for (Py_ssize_t r = 0; r < full; r += 6)
-            block6(K, M, A + r * lda, lda, Bm + j, C + r * ldc + j, ldc);
-    const float *last_a = A + full * lda;
-    float *last_c = C + full * ldc;
-    switch (n - full) {
-    case 5: rows5(j, K, M, last_a, lda, Bm, last_c, ldc); break;
-    case 4: rows4(j, K, M, last_a, lda, Bm, last_c, ldc); break;
-    case 3: rows3(j, K, M, last_a, lda, Bm, last_c, ldc); break;
-    case 2: rows2(j, K, M, last_a, lda, Bm, last_c, ldc); break;
-    case 1: rows1(j, K, M, last_a, lda, Bm, last_c, ldc); break;
+#define NO_TARGET
+DEFINE_PANEL(block6, vfloat, 6, 2, NO_TARGET)
+DEFINE_PANEL(block5, vfloat, 5, 2, NO_TARGET)
+DEFINE_PANEL(block4, vfloat, 4, 2, NO_TARGET)
+DEFINE_PANEL(block3, vfloat, 3, 2, NO_TARGET)
+DEFINE_PANEL(block2, vfloat, 2, 2, NO_TARGET)
+DEFINE_PANEL(block1, vfloat, 1, 2, NO_TARGET)
+DEFINE_PANEL(wide3, vfloat, 3, 4, NO_TARGET)
+DEFINE_PANEL(wide2, vfloat, 2, 6, NO_TARGET)
+DEFINE_PANEL(wide1, vfloat, 1, 8, NO_TARGET)
+DEFINE_COLUMNS(rows6, block6, 16, block6, NO_TARGET)
+DEFINE_COLUMNS(rows5, block5, 16, block5, NO_TARGET)
+DEFINE_COLUMNS(rows4, block4, 16, block4, NO_TARGET)
+DEFINE_COLUMNS(rows3, wide3, 32, block3, NO_TARGET)
+DEFINE_COLUMNS(rows2, wide2, 48, block2, NO_TARGET)
+DEFINE_COLUMNS(rows1, wide1, 64, block1, NO_TARGET)
+DEFINE_GEMM_FLOAT(gemm_float_8, VECTOR_CLONES, rows1, rows2, rows3, rows4, rows5, rows6)
+
+#ifdef WIDE_VECTORS
+/* Sixteen-float vectors pay for four rows or more; for fewer, loading B is the bound and the
+   eight-float panels do better. */
+#define AVX512 __attribute__((target("arch=x86-64-v4")))
+DEFINE_PANEL(block6_16, vfloat16, 6, 2, AVX512)
+DEFINE_PANEL(block5_16, vfloat16, 5, 2, AVX512)
+DEFINE_PANEL(block4_16, vfloat16, 4, 2, AVX512)
+DEFINE_PANEL(narrow6_16, vfloat16, 6, 1, AVX512)
+DEFINE_PANEL(narrow5_16, vfloat16, 5, 1, AVX512)
+DEFINE_PANEL(narrow4_16, vfloat16, 4, 1, AVX512)
+DEFINE_COLUMNS(rows6_16, block6_16, 32, narrow6_16, AVX512)
+DEFINE_COLUMNS(rows5_16, block5_16, 32, narrow5_16, AVX512)
+DEFINE_COLUMNS(rows4_16, block4_16, 32, narrow4_16, AVX512)
+DEFINE_GEMM_FLOAT(gemm_float_16, AVX512, rows1, rows2, rows3, rows4_16, rows5_16, rows6_16)
+#endif
+
+static int wide_vectors; /* whether the float product uses AVX-512: where the CPU has it */
+
+/* Whether the CPU has x86-64-v4's AVX-512 (and the module a product for it). */
+static int cpu_has_wide_vectors(void) {
+#ifdef WIDE_VECTORS
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512vl");
+#else
+    return 0;
+#endif
+}
+
+/* The float product for this CPU. */
+static void gemm_float(Py_ssize_t n, Py_ssize_t K, Py_ssize_t M, const float *A, Py_ssize_t lda,
+                       const float *Bm, float *C, Py_ssize_t ldc) {
+#ifdef WIDE_VECTORS
+    if (wide_vectors) {
+        gemm_float_16(n, K, M, A, lda, Bm, C, ldc);
+        return;
     }
-    for (Py_ssize_t r = 0; r < n && j < M; r++) {
-        const float *a = A + r * lda;
-        float *c = C + r * ldc;
-        for (Py_ssize_t k = 0; k < K; k++)
-            for (Py_ssize_t q = j; q < M; q++)
-                c[q] += a[k] * Bm[k * M + q];
-    }
+#endif
+    gemm_float_8(n, K, M, A, lda, Bm, C, ldc);
 }
 
 /* One direction's forward loop. Per step: the running rows' pre-activations gathered into a
@@ -642,12 +680,32 @@ static PyObject *backward(PyObject *self, PyObject *args) {
     return finish(jobs, order, threads, in, COUNT);
 }
 
+/* vector_width([width]): the float product's vector width in floats, 8 or 16 (AVX-512, where
+   the CPU has it); given a width, the product uses it from then on, so a test can run both. */
+static PyObject *vector_width(PyObject *self, PyObject *args) {
+    int width = 0;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "|i", &width))
+        return NULL;
+    if (width != 0 && width != 8 && (width != 16 || !cpu_has_wide_vectors())) {
+        PyErr_Format(PyExc_ValueError, "expected width 8%s, got %d",
+                     cpu_has_wide_vectors() ? " or 16" : "", width);
+        return NULL;
+    }
+    if (width)
+        wide_vectors = width == 16;
+    return PyLong_FromLong(wide_vectors ? 16 : 8);
+}
+
 static PyMethodDef methods[] = {
     {"forward", forward, METH_VARARGS,
      "forward(gates, cells, states, lengths, weights_hh_t, B, H, threads, keep=True, "
      "own_thread=False): both directions' loops, on up to two threads (the second one of "
      "OpenMP's pool, or with own_thread one started for the call); states written, and with "
      "keep the gates activated in place and the cells written."},
+    {"vector_width", vector_width, METH_VARARGS,
+     "vector_width([width]): the float product's vector width, 8 or 16 (AVX-512); given a "
+     "width, use that one."},
     {"backward", backward, METH_VARARGS,
      "backward(grad_states, gates, cells, states, weights_hh, lengths, grad_gates, previous, B, "
      "H, threads): the gradient of every gate pre-activation, and each position's previous "
@@ -660,4 +718,7 @@ static struct PyModuleDef module = {
     methods,
 };
 
-PyMODINIT_FUNC PyInit__lstm(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__lstm(void) {
+    wide_vectors = cpu_has_wide_vectors();
+    return PyModule_Create(&module);
+}

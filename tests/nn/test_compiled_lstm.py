@@ -107,6 +107,28 @@ def test_one_thread_and_two_give_the_same_bits():
         assert torch.equal(one, two)
 
 
+@pytest.mark.parametrize("hidden", [25, 100])
+def test_both_vector_widths_give_the_same_bits(hidden):
+    # Sixteen-float vectors (AVX-512) add each number's products in the order eight-float ones
+    # do; rows from 1 to 13 at a step reach every panel of both.
+    if fused_lstm._lstm.vector_width() != 16:
+        pytest.skip("this CPU has no AVX-512")
+    torch.manual_seed(7)
+    lstm = nn.LSTM(12, hidden, batch_first=True, bidirectional=True)
+    lengths = torch.arange(13, 0, -1)
+    inputs = torch.randn(13, 13, 12, requires_grad=True)
+    results = []
+    try:
+        for width in (8, 16):
+            fused_lstm._lstm.vector_width(width)
+            output = bilstm_layer(inputs, lengths, *layer_weights(lstm))
+            results.append([output, *gradients(output, [inputs, *lstm.parameters()])])
+    finally:
+        fused_lstm._lstm.vector_width(16)
+    for eight, sixteen in zip(*results, strict=True):
+        assert torch.equal(eight, sixteen)
+
+
 def test_without_keep_only_the_states_are_written():
     # Rows ending at different steps, so every count of rows left over after the six-row
     # panels (5 down to 1) occurs, with 4H = 96 columns for the wider panels.

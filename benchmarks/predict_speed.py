@@ -3,12 +3,16 @@ encode, decode, write) on the text of eng.testb with the bundled en-ner, in-proc
 start-up is excluded.
 
     python benchmarks/predict_speed.py [--format conll|jsonl] [--cold] [--runs 5] [--profile]
+                                       [--encoder]
 
 The tagger is the one `crftag predict` loads (the shipped NumPy export). By default it is
 warmed up by one untimed run and then keeps its character encodings across runs, as
 benchmarks/runtime_speed.py times it; with --cold each run loads a fresh tagger, as one
 `crftag predict` process starts. `--format jsonl` also asks for `--probs`. Prints the median
 tokens/s and every run's; --profile prints a cProfile of one run instead (to stderr).
+--encoder times the network alone (emission scores, the compiled loops on the threads predict
+gives them) on the very batches predict makes, alternately with whole runs, and prints the
+median ratio of the pairs, as benchmarks/speed.py does for the torch path.
 To compare two commits, run this from each checkout in turn, alternating, on a quiet machine.
 """
 
@@ -47,6 +51,7 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true", help="a fresh tagger for every run")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--encoder", action="store_true", help="the ratio to the network alone")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         source = os.path.join(directory, "testb.tokens")
@@ -67,6 +72,9 @@ def main() -> None:
 
         if not args.cold:
             run()
+        if args.encoder:
+            ratio_to_encoder(tagger, run, tokens, args.runs)
+            return
         if args.profile:
             profile = cProfile.Profile()
             profile.runcall(run)
@@ -85,6 +93,35 @@ def main() -> None:
     print(
         f"predict {args.format} {mode}: median {statistics.median(rates):,.0f} tokens/s "
         f"({', '.join(f'{rate:,.0f}' for rate in rates)})"
+    )
+
+
+def ratio_to_encoder(tagger, run, tokens: int, pairs: int) -> None:
+    """Whole runs against the network alone on the batches a run scores, alternately."""
+    batches = []
+    emissions = tagger._emissions
+    tagger._emissions = lambda batch: batches.append(batch) or emissions(batch)
+    run()
+    del tagger._emissions
+
+    def encoder() -> None:
+        with tagger._running():
+            for batch in batches:
+                tagger._emissions(batch)
+
+    timed = []
+    for _ in range(pairs):
+        started = time.perf_counter()
+        encoder()
+        middle = time.perf_counter()
+        run()
+        timed.append((middle - started, time.perf_counter() - middle))
+    encoder_s = statistics.median(first for first, _ in timed)
+    whole_s = statistics.median(second for _, second in timed)
+    ratio = statistics.median(second / first for first, second in timed)
+    print(
+        f"predict {tokens / whole_s:,.0f} tokens/s, the network alone {tokens / encoder_s:,.0f}:"
+        f" predict / network {ratio:.2f}x (median of {pairs} pairs)"
     )
 
 

@@ -47,6 +47,21 @@ class _TokenCache(dict):
         return found
 
 
+class _GroupKeys(dict):
+    """token -> the key :func:`group_ids` compares it by (its word key, lower-cased), bounded
+    as :class:`_TokenCache` is: the regular expression of the word key is the costly part."""
+
+    limit = 200_000
+
+    def key(self, token: str, vocabularies: Vocabularies) -> str:
+        found = self.get(token)
+        if found is None:
+            if len(self) >= self.limit:
+                self.clear()
+            found = self[token] = vocabularies.word_key(token).lower()
+        return found
+
+
 def word_chars(token: str, limit: int) -> str:
     """The characters of ``token`` the character encoder reads: all of them up to ``limit``,
     else the first and the last ``limit // 2`` (one more at the front when odd). A word's shape
@@ -103,12 +118,13 @@ def group_ids(
     one document, compared lower-cased with digits normalised (the unknown words too: two
     occurrences of one unseen name share an id). Padding gets the id after the last word's.
     """
+    word_keys = vocabularies.__dict__.setdefault("_group_keys", _GroupKeys())
     keys: dict[tuple, int] = {}
     max_length = max(len(tokens) for tokens in sentences)
     rows = []
     for tokens, document in zip(sentences, documents, strict=True):
         ids = [
-            keys.setdefault((document, vocabularies.word_key(token).lower()), len(keys))
+            keys.setdefault((document, word_keys.key(token, vocabularies)), len(keys))
             for token in tokens
         ]
         rows.append(ids)

@@ -8,6 +8,7 @@ path's: identical tags, and probabilities equal up to float rounding.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +27,7 @@ from crftag.inference.array_confidence import span_confidences_arrays
 from crftag.inference.base import BatchScores, TaggerBase, existing_paths
 from crftag.runtime.archive import read_archive
 from crftag.runtime.network import Network
+from crftag.runtime.threads import loop_threads
 
 __all__ = ["ArrayTagger"]
 
@@ -69,6 +71,7 @@ class ArrayTagger(TaggerBase):
         self._well_formed = self.tags_are_spans and constrained
         self._to_output = np.zeros((len(self.tag_symbols), len(self.output_tags)))
         self._to_output[np.arange(len(self.tag_symbols)), self._output_columns] = 1.0
+        self._loop_threads = 1  # two within _running, where they pay
 
     @classmethod
     def load(cls, path: str) -> ArrayTagger:
@@ -93,9 +96,22 @@ class ArrayTagger(TaggerBase):
             groups = None if keys is None else group_ids(batch, keys, self.vocabularies)
             yield indices, ArrayBatch(words, chars, lengths, groups)
 
+    @contextmanager
+    def _running(self) -> Iterator[None]:
+        """The compiled loops on two threads, where NumPy's BLAS can be held to one meanwhile."""
+        with loop_threads() as threads:
+            self._loop_threads = threads
+            try:
+                yield
+            finally:
+                self._loop_threads = 1
+
     def _emissions(self, batch: ArrayBatch) -> np.ndarray:
         """(B, T, K) float32 emission scores."""
-        return self.network.emissions(batch.words, batch.chars, batch.lengths, batch.groups)
+        network = self.network
+        return network.emissions(
+            batch.words, batch.chars, batch.lengths, batch.groups, self._loop_threads
+        )
 
     def _potentials(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.transitions, self.start, self.end

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Hashable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 from crftag.data.indices import pieces
@@ -58,6 +59,7 @@ class TaggerBase:
         B-X covers BIOES's B-X and S-X, and I-X covers I-X and E-X."""
         self._warned_long = False
         names = [iob2_tag(tag) if self.tags_are_spans else tag for tag in self.tag_symbols]
+        self._output_names = names  # of each tag id: its output tag where it stands alone
         self.output_tags = sorted(set(names))
         self._output_columns = [self.output_tags.index(name) for name in names]
         self._tag_index = {tag: i for i, tag in enumerate(self.tag_symbols)}
@@ -89,8 +91,17 @@ class TaggerBase:
         """Everything :meth:`predict` reports about ``batch``."""
         raise NotImplementedError
 
-    def _to_output_tags(self, internal: list[str]) -> list[str]:
-        return to_iob2(internal, self._well_formed) if self.tags_are_spans else internal
+    def _running(self) -> AbstractContextManager[object]:
+        """Entered around the batches of one call: what a backend sets up for all of them."""
+        return nullcontext()
+
+    def _output_tags(self, row: list[int]) -> list[str]:
+        """One decoded row's tag ids as output tags (IOB2 for spans). A well-formed sequence,
+        all a constrained CRF decodes, gives each tag's IOB2 tag from itself alone
+        (:func:`to_iob2`), so those are looked up by id."""
+        if not self.tags_are_spans or self._well_formed:
+            return [self._output_names[t] for t in row]
+        return to_iob2([self.tag_symbols[t] for t in row], well_formed=False)
 
     def spans_of(self, tags: list[int]) -> list[Span]:
         """The spans of one row's tag ids (none for tags that are not spans)."""
@@ -119,13 +130,13 @@ class TaggerBase:
         ``documents``: one entry per sentence, equal for the consecutive sentences of one
         document (such as :attr:`Sentence.document`); used by models with document context.
         """
-        symbols = self.tag_symbols
         cut, owners = self._pieces(sentences)
         cut_documents = None if documents is None else [documents[o] for o in owners]
         tagged: list[list[str]] = [[] for _ in cut]
-        for indices, batch in self._batches(cut, batch_size, cut_documents):
-            for index, row in zip(indices, self._decode(batch), strict=True):
-                tagged[index] = self._to_output_tags([symbols[t] for t in row])
+        with self._running():
+            for indices, batch in self._batches(cut, batch_size, cut_documents):
+                for index, row in zip(indices, self._decode(batch), strict=True):
+                    tagged[index] = self._output_tags(row)
         results: list[list[str]] = [[] for _ in sentences]
         for owner, tags in zip(owners, tagged, strict=True):
             results[owner].extend(tags)
@@ -164,13 +175,14 @@ class TaggerBase:
         cut, owners = self._pieces(token_lists)
         cut_documents = None if documents is None else [documents[o] for o in owners]
         cut_predictions: list[Prediction | None] = [None] * len(cut)
-        for indices, batch in self._batches(cut, batch_size, cut_documents):
-            scored = self._score(batch, probs, nbest)
-            for row, index in enumerate(indices):
-                prediction = self._prediction(scored, row, probs)
-                prediction.tokens = list(cut[index])
-                drop_unlikely_spans(prediction, min_confidence)
-                cut_predictions[index] = prediction
+        with self._running():
+            for indices, batch in self._batches(cut, batch_size, cut_documents):
+                scored = self._score(batch, probs, nbest)
+                for row, index in enumerate(indices):
+                    prediction = self._prediction(scored, row, probs)
+                    prediction.tokens = list(cut[index])
+                    drop_unlikely_spans(prediction, min_confidence)
+                    cut_predictions[index] = prediction
         parts: list[list[Prediction]] = [[] for _ in token_lists]
         for owner, prediction in zip(owners, cut_predictions, strict=True):
             if prediction is not None:  # None: an empty sentence, already in results
@@ -187,9 +199,8 @@ class TaggerBase:
 
     def _prediction(self, scored: BatchScores, row: int, probs: str | None) -> Prediction:
         """Row ``row`` of a scored batch as a record (tokens filled in by the caller)."""
-        symbols = self.tag_symbols
         tags = scored.tags[row]
-        output = self._to_output_tags([symbols[t] for t in tags])
+        output = self._output_tags(tags)
         spans = self.spans_of(tags)
         log_z = scored.log_z[row]
         prediction = Prediction(
@@ -213,7 +224,7 @@ class TaggerBase:
         if scored.nbest is not None:
             prediction.nbest = [
                 {
-                    "tags": self._to_output_tags([symbols[t] for t in path]),
+                    "tags": self._output_tags(path),
                     "score": score,
                     "probability": _probability(score, log_z),
                 }

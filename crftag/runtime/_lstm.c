@@ -17,7 +17,8 @@
  * reads a row left to right, direction 1 right to left; both write their state at the word it
  * belongs to. Gate order i, f, g, o, as in nn.LSTM.
  *
- * forward(gates, cells, states, lengths, weights_hh_t, B, H, threads)
+ * forward(gates, cells, states, lengths, weights_hh_t, B, H, threads, keep=True,
+ *         own_thread=False)
  *   gates        (N, 2, 4H) in: x W_ih^T + b_ih + b_hh of each direction; out: the activated
  *                gates (sigmoid i, f, tanh g, sigmoid o), which the backward pass reads
  *   cells        (N, 2, H) written
@@ -25,6 +26,10 @@
  *   lengths      (B,) int64, each >= 1; N is their sum
  *   weights_hh_t (2, H, 4H): each direction's W_hh transposed
  *   threads      1 or 2: how many threads the two directions share
+ *   keep         false: the gates and cells are left as they were (no backward pass follows;
+ *                writing them back was a third of the loop's memory traffic)
+ *   own_thread   with two threads: the second one started for the call, not OpenMP's
+ *                (see run_both)
  *
  * backward(grad_states, gates, cells, states, weights_hh, lengths, grad_gates, previous, B, H,
  *          threads)
@@ -46,9 +51,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#define HAVE_PTHREADS 1
+#endif
+
 /* A copy of the hot loops for AVX2 + FMA CPUs beside the baseline, picked when the module loads. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #define VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define WIDE_VECTORS 1 /* and the float product in AVX-512 vectors where the CPU has them */
 #else
 #define VECTOR_CLONES
 #endif
@@ -151,6 +162,8 @@ typedef struct Job {
     const Py_ssize_t *order, *starts;
     Py_ssize_t B, H, steps;
     int direction, status;
+    int keep; /* forward: whether the gates and cells are written back for a backward pass */
+    int own_thread; /* the second direction on a thread of its own rather than OpenMP's pool */
     void (*loop)(struct Job *);
 } Job;
 
@@ -218,64 +231,137 @@ static inline Py_ssize_t position(const Job *job, Py_ssize_t i, Py_ssize_t t) {
         }                                                                                      \
     }
 
-/* The float product with explicit eight-float vectors: GCC keeps the scalar version's
-   accumulators on the stack. ROWS rows by sixteen columns of C in registers (2 * ROWS
-   accumulators); each step over k loads sixteen numbers of B and broadcasts one of A per row. */
-static inline __attribute__((always_inline)) vfloat load(const float *p) {
-    vfloat v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
+/* The float product with explicit vectors of eight floats (AVX2), or of sixteen where the CPU
+   has AVX-512: GCC keeps the scalar version's accumulators on the stack. A panel keeps ROWS
+   rows by VECS vectors of C's columns in registers; each step over k loads VECS vectors of B and
+   broadcasts one number of A per row. Every number of C is the same chain of products added
+   in order of k, fused (FMA) on both, whatever the panel's shape or width, so the shape and
+   the width are chosen for speed alone. */
+typedef float vfloat16 __attribute__((vector_size(64)));
 
-static inline __attribute__((always_inline)) void store(float *p, vfloat v) {
-    memcpy(p, &v, sizeof v);
-}
-
-#define DEFINE_BLOCK(NAME, ROWS)                                                               \
-    static inline __attribute__((always_inline)) void NAME(                                    \
+#define DEFINE_PANEL(NAME, VECTOR, ROWS, VECS, TARGET)                                         \
+    static inline __attribute__((always_inline)) TARGET void NAME(                             \
         Py_ssize_t K, Py_ssize_t M, const float *A, Py_ssize_t lda, const float *Bm, float *C, \
         Py_ssize_t ldc) {                                                                      \
-        vfloat low[ROWS], high[ROWS];                                                          \
-        for (int r = 0; r < ROWS; r++) {                                                       \
-            low[r] = load(C + r * ldc);                                                        \
-            high[r] = load(C + r * ldc + 8);                                                   \
-        }                                                                                      \
+        enum { LANES = sizeof(VECTOR) / sizeof(float) };                                       \
+        VECTOR sums[ROWS][VECS], b[VECS];                                                      \
+        for (int r = 0; r < ROWS; r++)                                                         \
+            for (int v = 0; v < VECS; v++)                                                     \
+                memcpy(&sums[r][v], C + r * ldc + LANES * v, sizeof(VECTOR));                  \
         for (Py_ssize_t k = 0; k < K; k++) {                                                   \
-            const vfloat b0 = load(Bm + k * M), b1 = load(Bm + k * M + 8);                     \
+            for (int v = 0; v < VECS; v++)                                                     \
+                memcpy(&b[v], Bm + k * M + LANES * v, sizeof(VECTOR));                         \
             for (int r = 0; r < ROWS; r++) {                                                   \
-                const vfloat x = (vfloat){0} + A[r * lda + k];                                 \
-                low[r] += x * b0;                                                              \
-                high[r] += x * b1;                                                             \
+                const VECTOR x = (VECTOR){0} + A[r * lda + k];                                 \
+                for (int v = 0; v < VECS; v++)                                                 \
+                    sums[r][v] += x * b[v];                                                    \
             }                                                                                  \
         }                                                                                      \
-        for (int r = 0; r < ROWS; r++) {                                                       \
-            store(C + r * ldc, low[r]);                                                        \
-            store(C + r * ldc + 8, high[r]);                                                   \
+        for (int r = 0; r < ROWS; r++)                                                         \
+            for (int v = 0; v < VECS; v++)                                                     \
+                memcpy(C + r * ldc + LANES * v, &sums[r][v], sizeof(VECTOR));                  \
+    }
+
+/* ROWS rows of C, their first `columns` columns (a multiple of sixteen): WIDTH columns at a
+   time in the panel WIDE, then sixteen at a time in NARROW. */
+#define DEFINE_COLUMNS(NAME, WIDE, WIDTH, NARROW, TARGET)                                      \
+    static inline __attribute__((always_inline)) TARGET void NAME(                             \
+        Py_ssize_t columns, Py_ssize_t K, Py_ssize_t M, const float *A, Py_ssize_t lda,        \
+        const float *Bm, float *C, Py_ssize_t ldc) {                                           \
+        Py_ssize_t j = 0;                                                                      \
+        for (; j + WIDTH <= columns; j += WIDTH)                                               \
+            WIDE(K, M, A, lda, Bm + j, C + j, ldc);                                            \
+        for (; j + 16 <= columns; j += 16)                                                     \
+            NARROW(K, M, A, lda, Bm + j, C + j, ldc);                                          \
+    }
+
+/* C[n, M] += A[n, K] B[K, M] in float, as gemm_double computes it: six rows at a time over all
+   columns a multiple of sixteen, the last n % 6 rows together in wider panels (one row by
+   sixteen columns is only two chains of additions, each waiting for the last, where a core
+   runs a dozen at once), then the columns left over one number at a time. ROWS1 .. ROWS6 are
+   DEFINE_COLUMNS functions for that many rows. */
+#define DEFINE_GEMM_FLOAT(NAME, TARGET, ROWS1, ROWS2, ROWS3, ROWS4, ROWS5, ROWS6)              \
+    TARGET static void NAME(Py_ssize_t n, Py_ssize_t K, Py_ssize_t M, const float *A,          \
+                            Py_ssize_t lda, const float *Bm, float *C, Py_ssize_t ldc) {       \
+        const Py_ssize_t full = n - n % 6, columns = M - M % 16;                               \
+        for (Py_ssize_t r = 0; r < full; r += 6)                                               \
+            ROWS6(columns, K, M, A + r * lda, lda, Bm, C + r * ldc, ldc);                      \
+        const float *last_a = A + full * lda;                                                  \
+        float *last_c = C + full * ldc;                                                        \
+        switch (n - full) {                                                                    \
+        case 5: ROWS5(columns, K, M, last_a, lda, Bm, last_c, ldc); break;                     \
+        case 4: ROWS4(columns, K, M, last_a, lda, Bm, last_c, ldc); break;                     \
+        case 3: ROWS3(columns, K, M, last_a, lda, Bm, last_c, ldc); break;                     \
+        case 2: ROWS2(columns, K, M, last_a, lda, Bm, last_c, ldc); break;                     \
+        case 1: ROWS1(columns, K, M, last_a, lda, Bm, last_c, ldc); break;                     \
+        }                                                                                      \
+        for (Py_ssize_t r = 0; r < n && columns < M; r++) {                                    \
+            const float *a = A + r * lda;                                                      \
+            float *c = C + r * ldc;                                                            \
+            for (Py_ssize_t k = 0; k < K; k++)                                                 \
+                for (Py_ssize_t q = columns; q < M; q++)                                       \
+                    c[q] += a[k] * Bm[k * M + q];                                              \
         }                                                                                      \
     }
 
-DEFINE_BLOCK(block6, 6)
-DEFINE_BLOCK(block1, 1)
+#define NO_TARGET
+DEFINE_PANEL(block6, vfloat, 6, 2, NO_TARGET)
+DEFINE_PANEL(block5, vfloat, 5, 2, NO_TARGET)
+DEFINE_PANEL(block4, vfloat, 4, 2, NO_TARGET)
+DEFINE_PANEL(block3, vfloat, 3, 2, NO_TARGET)
+DEFINE_PANEL(block2, vfloat, 2, 2, NO_TARGET)
+DEFINE_PANEL(block1, vfloat, 1, 2, NO_TARGET)
+DEFINE_PANEL(wide3, vfloat, 3, 4, NO_TARGET)
+DEFINE_PANEL(wide2, vfloat, 2, 6, NO_TARGET)
+DEFINE_PANEL(wide1, vfloat, 1, 8, NO_TARGET)
+DEFINE_COLUMNS(rows6, block6, 16, block6, NO_TARGET)
+DEFINE_COLUMNS(rows5, block5, 16, block5, NO_TARGET)
+DEFINE_COLUMNS(rows4, block4, 16, block4, NO_TARGET)
+DEFINE_COLUMNS(rows3, wide3, 32, block3, NO_TARGET)
+DEFINE_COLUMNS(rows2, wide2, 48, block2, NO_TARGET)
+DEFINE_COLUMNS(rows1, wide1, 64, block1, NO_TARGET)
+DEFINE_GEMM_FLOAT(gemm_float_8, VECTOR_CLONES, rows1, rows2, rows3, rows4, rows5, rows6)
 
-/* C[n, M] += A[n, K] B[K, M] in float, as gemm_double computes it: for every number of C the
-   same products added in the same order of k, whatever block its row falls in. */
-VECTOR_CLONES static void gemm_float(Py_ssize_t n, Py_ssize_t K, Py_ssize_t M, const float *A,
-                                     Py_ssize_t lda, const float *Bm, float *C, Py_ssize_t ldc) {
-    Py_ssize_t j = 0;
-    for (; j + 16 <= M; j += 16) {
-        Py_ssize_t r = 0;
-        for (; r + 6 <= n; r += 6)
-            block6(K, M, A + r * lda, lda, Bm + j, C + r * ldc + j, ldc);
-        for (; r < n; r++)
-            block1(K, M, A + r * lda, lda, Bm + j, C + r * ldc + j, ldc);
+#ifdef WIDE_VECTORS
+/* Sixteen-float vectors pay for four rows or more; for fewer, loading B is the bound and the
+   eight-float panels do better. */
+#define AVX512 __attribute__((target("arch=x86-64-v4")))
+DEFINE_PANEL(block6_16, vfloat16, 6, 2, AVX512)
+DEFINE_PANEL(block5_16, vfloat16, 5, 2, AVX512)
+DEFINE_PANEL(block4_16, vfloat16, 4, 2, AVX512)
+DEFINE_PANEL(narrow6_16, vfloat16, 6, 1, AVX512)
+DEFINE_PANEL(narrow5_16, vfloat16, 5, 1, AVX512)
+DEFINE_PANEL(narrow4_16, vfloat16, 4, 1, AVX512)
+DEFINE_COLUMNS(rows6_16, block6_16, 32, narrow6_16, AVX512)
+DEFINE_COLUMNS(rows5_16, block5_16, 32, narrow5_16, AVX512)
+DEFINE_COLUMNS(rows4_16, block4_16, 32, narrow4_16, AVX512)
+DEFINE_GEMM_FLOAT(gemm_float_16, AVX512, rows1, rows2, rows3, rows4_16, rows5_16, rows6_16)
+#endif
+
+static int wide_vectors; /* whether the float product uses AVX-512: where the CPU has it */
+
+/* Whether the CPU has x86-64-v4's AVX-512 (and the module a product for it). */
+static int cpu_has_wide_vectors(void) {
+#ifdef WIDE_VECTORS
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512vl");
+#else
+    return 0;
+#endif
+}
+
+/* The float product for this CPU. */
+static void gemm_float(Py_ssize_t n, Py_ssize_t K, Py_ssize_t M, const float *A, Py_ssize_t lda,
+                       const float *Bm, float *C, Py_ssize_t ldc) {
+#ifdef WIDE_VECTORS
+    if (wide_vectors) {
+        gemm_float_16(n, K, M, A, lda, Bm, C, ldc);
+        return;
     }
-    for (Py_ssize_t r = 0; r < n && j < M; r++) {
-        const float *a = A + r * lda;
-        float *c = C + r * ldc;
-        for (Py_ssize_t k = 0; k < K; k++)
-            for (Py_ssize_t q = j; q < M; q++)
-                c[q] += a[k] * Bm[k * M + q];
-    }
+#endif
+    gemm_float_8(n, K, M, A, lda, Bm, C, ldc);
 }
 
 /* One direction's forward loop. Per step: the running rows' pre-activations gathered into a
@@ -322,8 +408,11 @@ VECTOR_CLONES static void gemm_float(Py_ssize_t n, Py_ssize_t K, Py_ssize_t M, c
                 NAME##_step(n, H, block, cell, state, t == 0);                                 \
                 for (Py_ssize_t i = 0; i < n; i++) {                                           \
                     const Py_ssize_t p = position(job, i, t) * 2 + d;                          \
-                    memcpy(gates + p * 4 * H, block + i * 4 * H, sizeof(REAL) * (size_t)(4 * H)); \
-                    memcpy(cells + p * H, cell + i * H, sizeof(REAL) * (size_t)H);             \
+                    if (job->keep) {                                                           \
+                        memcpy(gates + p * 4 * H, block + i * 4 * H,                           \
+                               sizeof(REAL) * (size_t)(4 * H));                                \
+                        memcpy(cells + p * H, cell + i * H, sizeof(REAL) * (size_t)H);         \
+                    }                                                                          \
                     memcpy(states + p * H, state + i * H, sizeof(REAL) * (size_t)H);           \
                 }                                                                              \
             }                                                                                  \
@@ -400,10 +489,28 @@ DEFINE_FORWARD(forward_double, gemm_double, double, sigmoid_double, tanh_double)
 DEFINE_BACKWARD(backward_float, gemm_float, float, tanh_float)
 DEFINE_BACKWARD(backward_double, gemm_double, double, tanh_double)
 
+static void *run_job(void *job) {
+    ((Job *)job)->loop(job);
+    return NULL;
+}
+
 /* Runs the two directions' loops, on two threads of OpenMP's pool where the extension was built
    with OpenMP: the pool torch's own CPU kernels use (both load the same libgomp), so no thread
-   spins for a core the loops need. */
+   spins for a core the loops need. With own_thread the second direction runs on a thread
+   started for the call instead, which the NumPy runtime asks for: OpenMP's pool hangs in a
+   process forked after using it, and its threads spin for the cores for milliseconds after
+   each call (beside torch's pool, which spins too, that costs nothing; in the runtime it takes
+   the second core from the work between calls). */
 static int run_both(Job *jobs, int threads) {
+#ifdef HAVE_PTHREADS
+    pthread_t helper;
+    if (threads == 2 && jobs[1].own_thread &&
+        pthread_create(&helper, NULL, run_job, &jobs[1]) == 0) {
+        jobs[0].loop(&jobs[0]);
+        pthread_join(helper, NULL);
+        return jobs[0].status || jobs[1].status;
+    }
+#endif
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
 #else
@@ -479,6 +586,8 @@ static Py_ssize_t *prepare(Job *jobs, const int64_t *lengths, Py_ssize_t B, Py_s
         jobs[d].steps = steps;
         jobs[d].direction = d;
         jobs[d].status = 0;
+        jobs[d].keep = 1;
+        jobs[d].own_thread = 0;
     }
     return order;
 }
@@ -498,10 +607,10 @@ static PyObject *forward(PyObject *self, PyObject *args) {
     enum { GATES, CELLS, STATES, LENGTHS, WEIGHTS, COUNT };
     Py_buffer in[COUNT];
     Py_ssize_t B, H, steps;
-    int threads;
+    int threads, keep = 1, own_thread = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "w*w*w*y*y*nni", &in[GATES], &in[CELLS], &in[STATES],
-                          &in[LENGTHS], &in[WEIGHTS], &B, &H, &threads))
+    if (!PyArg_ParseTuple(args, "w*w*w*y*y*nni|pp", &in[GATES], &in[CELLS], &in[STATES],
+                          &in[LENGTHS], &in[WEIGHTS], &B, &H, &threads, &keep, &own_thread))
         return NULL;
     const Py_ssize_t N = check_lengths(&in[LENGTHS], B, &steps);
     const Py_ssize_t itemsize = N > 0 && H > 0 ? in[GATES].len / (N * 8 * H) : 0;
@@ -524,6 +633,8 @@ static PyObject *forward(PyObject *self, PyObject *args) {
         jobs[d].states = in[STATES].buf;
         jobs[d].weights = (const char *)in[WEIGHTS].buf + d * H * 4 * H * itemsize;
         jobs[d].loop = itemsize == 4 ? forward_float : forward_double;
+        jobs[d].keep = keep;
+        jobs[d].own_thread = own_thread;
     }
     return finish(jobs, order, threads, in, COUNT);
 }
@@ -569,10 +680,32 @@ static PyObject *backward(PyObject *self, PyObject *args) {
     return finish(jobs, order, threads, in, COUNT);
 }
 
+/* vector_width([width]): the float product's vector width in floats, 8 or 16 (AVX-512, where
+   the CPU has it); given a width, the product uses it from then on, so a test can run both. */
+static PyObject *vector_width(PyObject *self, PyObject *args) {
+    int width = 0;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "|i", &width))
+        return NULL;
+    if (width != 0 && width != 8 && (width != 16 || !cpu_has_wide_vectors())) {
+        PyErr_Format(PyExc_ValueError, "expected width 8%s, got %d",
+                     cpu_has_wide_vectors() ? " or 16" : "", width);
+        return NULL;
+    }
+    if (width)
+        wide_vectors = width == 16;
+    return PyLong_FromLong(wide_vectors ? 16 : 8);
+}
+
 static PyMethodDef methods[] = {
     {"forward", forward, METH_VARARGS,
-     "forward(gates, cells, states, lengths, weights_hh_t, B, H, threads): both directions' "
-     "loops, on up to two threads; the gates are activated in place, cells and states written."},
+     "forward(gates, cells, states, lengths, weights_hh_t, B, H, threads, keep=True, "
+     "own_thread=False): both directions' loops, on up to two threads (the second one of "
+     "OpenMP's pool, or with own_thread one started for the call); states written, and with "
+     "keep the gates activated in place and the cells written."},
+    {"vector_width", vector_width, METH_VARARGS,
+     "vector_width([width]): the float product's vector width, 8 or 16 (AVX-512); given a "
+     "width, use that one."},
     {"backward", backward, METH_VARARGS,
      "backward(grad_states, gates, cells, states, weights_hh, lengths, grad_gates, previous, B, "
      "H, threads): the gradient of every gate pre-activation, and each position's previous "
@@ -585,4 +718,7 @@ static struct PyModuleDef module = {
     methods,
 };
 
-PyMODINIT_FUNC PyInit__lstm(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__lstm(void) {
+    wide_vectors = cpu_has_wide_vectors();
+    return PyModule_Create(&module);
+}

@@ -71,11 +71,13 @@ def _char_cnn(tables: np.ndarray, bias: np.ndarray, chars: np.ndarray) -> np.nda
     return pooled
 
 
-def _char_lstm(weights: Mapping[str, np.ndarray], layers: list, chars: np.ndarray) -> np.ndarray:
+def _char_lstm(
+    weights: Mapping[str, np.ndarray], layers: list, chars: np.ndarray, threads: int = 1
+) -> np.ndarray:
     """chars (M, C) -> (M, 2H): the two final states of a BiLSTM over each word (0 for none)."""
     packing = pack((chars != 0).sum(1))
     embedded = weights["char_encoder.embedding.weight"][chars[packing.rows, packing.steps]]
-    _, finals = packed_lstm(layers, embedded, packing)  # (2, n, H), longest word first
+    _, finals = packed_lstm(layers, embedded, packing, threads)  # (2, n, H), longest word first
     output = np.zeros((len(chars), 2 * finals.shape[2]), dtype=np.float32)
     output[packing.order[: finals.shape[1]]] = np.concatenate([finals[0], finals[1]], axis=1)
     return output
@@ -170,20 +172,26 @@ class Network:
         chars: np.ndarray,
         lengths: np.ndarray,
         groups: np.ndarray | None = None,
+        threads: int = 1,
     ) -> np.ndarray:
         """Emission scores (B, T, K) for words (B, T), chars (B, T, C), lengths (B,) and, for a
         model with document context, groups (B, T), as :func:`emissions` takes them. Only the
-        real positions are computed; past each end, the scores of torch's zero states."""
+        real positions are computed; past each end, the scores of torch's zero states.
+        ``threads``: for the compiled BiLSTM loops (see :func:`packed_lstm`)."""
         weights = self.weights
         packing = pack(lengths)
         token_chars = chars[packing.rows, packing.steps]  # (N, C)
         features = [weights["word_embedding.weight"][words[packing.rows, packing.steps]]]
         if self.char_encoder is not None:
-            features.append(self.char_encodings.encode(token_chars, self.char_encoder))
+            encoder = self.char_encoder
+            if self.model["char_encoder"] == "lstm":
+                encoder = partial(encoder, threads=threads)
+            features.append(self.char_encodings.encode(token_chars, encoder))
         if self.model.get("casing_dim"):
             classes = _casing_classes(self.kinds, token_chars)
             features.append(weights["casing.embedding.weight"][classes])
-        states, _ = packed_lstm(self.encoder_layers, np.concatenate(features, axis=1), packing)
+        inputs = np.concatenate(features, axis=1)
+        states, _ = packed_lstm(self.encoder_layers, inputs, packing, threads)
         context = self.model.get("document_context")
         scores = _head(weights, states, groups[packing.rows, packing.steps] if context else None)
         # Past each end torch's states, and the means of the padding's own group, are zeros.

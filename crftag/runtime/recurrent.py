@@ -10,7 +10,9 @@ otherwise as one small NumPy product per step.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +23,8 @@ except ImportError:  # pragma: no cover - exercised only where the extension did
     _lstm = None
 
 __all__ = ["Packing", "lstm", "network_layers", "pack", "packed_lstm"]
+
+_helper_thread: tuple[int, ThreadPoolExecutor] | None = None  # (process id, executor)
 
 
 @dataclass(frozen=True)
@@ -140,7 +144,7 @@ def _kernel_layers(
 
 
 def _kernel_lstm(
-    layers: list[_KernelLayer], inputs: np.ndarray, packing: Packing
+    layers: list[_KernelLayer], inputs: np.ndarray, packing: Packing, threads: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`packed_lstm` by the compiled loops (crftag/runtime/_lstm.c): the same packed
     inputs (N, D), the same functions up to float rounding: outputs (N, 2H) and final states
@@ -150,9 +154,7 @@ def _kernel_lstm(
     rows[packing.row_major] = inputs  # (N, D), row after row
     for layer in layers:
         hidden_size = layer.recurrent.shape[1]
-        gates = rows @ layer.input_weights  # (N, 8H)
-        gates += layer.bias
-        gates = np.ascontiguousarray(gates, dtype=np.float32)
+        gates = _input_products(rows, layer, threads)  # (N, 8H)
         cells = np.empty((len(rows), 2 * hidden_size), dtype=np.float32)
         rows = np.empty_like(cells)
         _lstm.forward(
@@ -163,7 +165,9 @@ def _kernel_lstm(
             layer.recurrent,
             len(packing.lengths),
             hidden_size,
-            1,  # two threads lose here: NumPy's BLAS threads spin for the cores between calls
+            threads,
+            False,  # no backward pass: the activated gates and the cells are not kept
+            True,  # not OpenMP's pool: it hangs after a fork, and spins between calls
         )
     # Forward, each row's state at its last position; backward, at its first.
     starts = np.cumsum(packing.lengths) - packing.lengths
@@ -171,6 +175,36 @@ def _kernel_lstm(
         [rows[starts + packing.lengths - 1, :hidden_size], rows[starts, hidden_size:]]
     )
     return rows[packing.row_major], finals
+
+
+def _input_products(rows: np.ndarray, layer: _KernelLayer, threads: int) -> np.ndarray:
+    """rows (N, D) -> (N, 8H) float32: each position's input times W_ih plus the biases, both
+    directions side by side. On two threads each direction's half is one product, the second
+    on a helper thread: NumPy's BLAS is held to one thread meanwhile (crftag/runtime/threads.py)
+    and a product releases the GIL. A BLAS product splits its columns, never its sums, so the
+    halves are the whole product's numbers."""
+    width = layer.input_weights.shape[1]
+    products = np.empty((len(rows), width), dtype=layer.input_weights.dtype)
+    halves = [slice(0, width // 2), slice(width // 2, width)] if threads > 1 else [slice(None)]
+
+    def product(columns: slice) -> None:
+        np.matmul(rows, layer.input_weights[:, columns], out=products[:, columns])
+        products[:, columns] += layer.bias[columns]
+
+    pending = [_helper().submit(product, columns) for columns in halves[1:]]
+    product(halves[0])
+    for future in pending:
+        future.result()
+    return products.astype(np.float32, copy=False)
+
+
+def _helper() -> ThreadPoolExecutor:
+    """The one helper thread of :func:`_input_products`, started on first use in each process
+    (a forked child has the parent's executor but not its thread)."""
+    global _helper_thread
+    if _helper_thread is None or _helper_thread[0] != os.getpid():
+        _helper_thread = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="crftag-lstm"))
+    return _helper_thread[1]
 
 
 def _direction(
@@ -221,18 +255,22 @@ def _direction(
 
 
 def packed_lstm(
-    layers: list[_Layer] | list[_KernelLayer], inputs: np.ndarray, packing: Packing
+    layers: list[_Layer] | list[_KernelLayer],
+    inputs: np.ndarray,
+    packing: Packing,
+    threads: int = 1,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A bidirectional LSTM over packed inputs (N, D): outputs (N, 2H) and the last layer's final
     states (2, n, H) of the n rows not empty, longest first, forward then backward. Layers from
-    :func:`_kernel_layers` run in the compiled loops."""
+    :func:`_kernel_layers` run in the compiled loops, the two directions on ``threads`` (1 or
+    2) threads; two only where NumPy's BLAS is held to one (crftag/runtime/threads.py)."""
     if layers and isinstance(layers[0], _KernelLayer):
         if not len(packing.lengths):
             hidden_size = layers[-1].recurrent.shape[1]
             return np.zeros((0, 2 * hidden_size), np.float32), np.zeros(
                 (2, 0, hidden_size), np.float32
             )
-        return _kernel_lstm(layers, inputs, packing)
+        return _kernel_lstm(layers, inputs, packing, threads)
     for layer in layers:
         hidden_size = layer.recurrent[0].shape[0]
         projected = np.matmul(inputs, layer.input_weights)  # (2, N, 4H), per direction

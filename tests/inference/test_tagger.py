@@ -98,3 +98,20 @@ def test_constrained_decoding_never_outputs_a_malformed_span(sample_model):
         for index, row in zip(indices, tags.tolist(), strict=True):
             internal = [symbols[t] for t in row[: len(sentences[index])]]
             assert convert(internal, "bioes") == internal  # well-formed BIOES
+
+
+def test_output_tags_of_any_id_sequence_are_its_tags_in_iob2(sample_model):
+    # Ids are looked up one by one where the CRF decodes only well-formed sequences, and the
+    # whole sequence is converted where it does not: both as to_iob2 gives them.
+    import random
+
+    from crftag.data.schemes import to_iob2
+
+    tagger = Tagger.load(str(sample_model))
+    symbols, rng = tagger.tag_symbols, random.Random(0)
+    rows = [[rng.randrange(len(symbols)) for _ in range(rng.randint(1, 9))] for _ in range(200)]
+    for well_formed in (True, False):
+        tagger._well_formed = well_formed
+        for row in rows:
+            want = to_iob2([symbols[t] for t in row], well_formed)
+            assert tagger._output_tags(row) == want

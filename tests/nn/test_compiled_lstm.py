@@ -107,6 +107,48 @@ def test_one_thread_and_two_give_the_same_bits():
         assert torch.equal(one, two)
 
 
+@pytest.mark.parametrize("hidden", [25, 100])
+def test_both_vector_widths_give_the_same_bits(hidden):
+    # Sixteen-float vectors (AVX-512) add each number's products in the order eight-float ones
+    # do; rows from 1 to 13 at a step reach every panel of both.
+    if fused_lstm._lstm.vector_width() != 16:
+        pytest.skip("this CPU has no AVX-512")
+    torch.manual_seed(7)
+    lstm = nn.LSTM(12, hidden, batch_first=True, bidirectional=True)
+    lengths = torch.arange(13, 0, -1)
+    inputs = torch.randn(13, 13, 12, requires_grad=True)
+    results = []
+    try:
+        for width in (8, 16):
+            fused_lstm._lstm.vector_width(width)
+            output = bilstm_layer(inputs, lengths, *layer_weights(lstm))
+            results.append([output, *gradients(output, [inputs, *lstm.parameters()])])
+    finally:
+        fused_lstm._lstm.vector_width(16)
+    for eight, sixteen in zip(*results, strict=True):
+        assert torch.equal(eight, sixteen)
+
+
+def test_without_keep_only_the_states_are_written():
+    # Rows ending at different steps, so every count of rows left over after the six-row
+    # panels (5 down to 1) occurs, with 4H = 96 columns for the wider panels.
+    rng = np.random.default_rng(6)
+    hidden, lengths = 24, np.array([9, 8, 7, 7, 6, 5, 4, 3, 2, 1, 1], dtype=np.int64)
+    count = int(lengths.sum())
+    gates = rng.standard_normal((count, 8 * hidden), dtype=np.float32)
+    weights = rng.standard_normal((2, hidden, 4 * hidden), dtype=np.float32) / 4
+    outputs = []
+    for keep in (True, False):
+        written = gates.copy()
+        cells = np.full((count, 2 * hidden), 7.0, dtype=np.float32)
+        states = np.empty_like(cells)
+        args = (written, cells, states, lengths, weights, len(lengths), hidden, 2)
+        fused_lstm._lstm.forward(*args, keep)
+        outputs.append(states)
+    assert np.array_equal(outputs[0], outputs[1])
+    assert np.array_equal(written, gates) and (cells == 7.0).all()
+
+
 def test_bad_arguments_raise_value_errors():
     hidden, lengths = 2, np.array([2, 0], dtype=np.int64)
     gates = np.zeros((2, 8 * hidden), dtype=np.float32)

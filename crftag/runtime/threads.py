@@ -1,0 +1,54 @@
+"""How many threads the compiled BiLSTM loops take while a NumPy-runtime tagger runs.
+
+The loops (crftag/runtime/_lstm.c) can run a layer's two directions on two threads of OpenMP's
+pool, nearly halving their time on two cores. NumPy's BLAS (OpenBLAS, in NumPy's wheels) has a
+thread pool of its own, whose threads keep spinning for the cores for a while after each product
+it splits across them; loops on two threads between such products fight those threads for both
+cores and run several times slower. So while a tagger runs, :func:`loop_threads` holds NumPy's
+BLAS to one thread (by threadpoolctl, as scikit-learn does) and lets the loops take two; where
+it cannot, they take one. The thread count changes no number: the loops compute each row the
+same way on any number of threads, and a BLAS product splits its rows and columns across
+threads, never its sums.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+try:
+    from threadpoolctl import ThreadpoolController
+except ImportError:  # pragma: no cover - a dependency; without it the loops keep one thread
+    ThreadpoolController = None
+
+__all__ = ["loop_threads"]
+
+_blas = None  # threadpoolctl's handle on the BLAS libraries loaded, found on first use
+
+
+def _usable_cores() -> int:
+    """The cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+@contextmanager
+def loop_threads() -> Iterator[int]:
+    """Within: NumPy's BLAS on one thread where that is possible; yields how many threads the
+    compiled loops may take (2 then, else 1). ``OMP_NUM_THREADS=1`` (which ``crftag serve
+    --workers`` sets, one process a core) keeps them at one."""
+    global _blas
+    if (
+        ThreadpoolController is None
+        or _usable_cores() < 2
+        or os.environ.get("OMP_NUM_THREADS", "").strip() == "1"
+    ):
+        yield 1
+        return
+    if _blas is None:
+        _blas = ThreadpoolController().select(user_api="blas")
+    with _blas.limit(limits=1):
+        held = all(library["num_threads"] == 1 for library in _blas.info())
+        yield 2 if held else 1

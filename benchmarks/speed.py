@@ -6,7 +6,8 @@
 2. Training step of configs/conll03.yaml's network (or --model's): tokens/s of whole steps
    against the encoder's forward+backward alone, same batches.
 3. Predict throughput on the text of CoNLL-2003 eng.testb, end to end and in-process, and the
-   ratio to the encoder's forward alone on the same batches.
+   ratio to the network alone on the same batches: `crftag predict -m en-ner`, which runs the
+   bundled NumPy export (or --model's checkpoint on the torch path).
 4. Start-up: `crftag --help` against a one-command Typer app; tagging one sentence against
    `python -c "import torch"`.
 5. Memory: peak RSS of predict on a large input against a 1 MB one.
@@ -172,43 +173,33 @@ def training_step(model_path, batches_to_time, fast=False):
     }
 
 
-def predict_throughput(model_path, directory):
+def predict_throughput(model, directory):
+    """`crftag predict -m MODEL` on eng.testb's text: end to end, start-up alone, and in-process
+    (start-up excluded) against the network alone on the very batches predict makes. MODEL is
+    a path (the torch tagger) or a bundled name (its NumPy export, what `crftag predict` runs)."""
     test = read(os.path.join(CONLL, "eng.testb"))
     tokens = [list(s.tokens) for s in test]
     source = os.path.join(directory, "testb.tokens")
     with open(source, "w", encoding="utf-8") as handle:
         handle.writelines(" ".join(t) + "\n" for t in tokens)
     count = sum(len(t) for t in tokens)
+    command = [*CRFTAG, "predict", "-m", model, "--input-format", "tokens"]
 
     started = time.perf_counter()
-    subprocess.run(
-        [*CRFTAG, "predict", "-m", model_path, "--input-format", "tokens", source],
-        stdout=subprocess.DEVNULL,
-        check=True,
-    )
+    subprocess.run([*command, source], stdout=subprocess.DEVNULL, check=True)
     end_to_end = time.perf_counter() - started
     started = time.perf_counter()
-    subprocess.run(
-        [*CRFTAG, "predict", "-m", model_path, "--input-format", "tokens"],
-        input=b"",
-        stdout=subprocess.DEVNULL,
-        check=True,
-    )
+    subprocess.run(command, input=b"", stdout=subprocess.DEVNULL, check=True)
     start_up = time.perf_counter() - started
 
+    from crftag.inference.loading import load_tagger
     from crftag.inference.streaming import predict_files
 
-    tagger = Tagger.load(model_path)
-    # The encoder alone on the very batches predict makes (64 sentences a chunk, by length).
+    tagger = load_tagger(model, "cpu")
     batches = []
     for chunk in range(0, len(tokens), 64):
-        pieces = tokens[chunk : chunk + 64]
-        batches.extend(batch for _, batch in tagger._batches(pieces, 64))
-
-    def encoder():
-        with torch.inference_mode():
-            for batch in batches:
-                tagger.model.emissions(batch)
+        batches.extend(batch for _, batch in tagger._batches(tokens[chunk : chunk + 64], 64, None))
+    encoder = network_alone(tagger, batches)
 
     with open(os.devnull, "w") as sink:
 
@@ -225,6 +216,7 @@ def predict_throughput(model_path, directory):
         # 5 alternating pairs; the ratio is the median of the per-pair ratios.
         encoder_seconds, in_process, ratio = paired_seconds(encoder, whole_predict, 5)
     return {
+        "model": model,
         "tokens": count,
         "sentences": len(tokens),
         "end_to_end_s": end_to_end,
@@ -234,7 +226,28 @@ def predict_throughput(model_path, directory):
         "encoder_only_s": encoder_seconds,
         "ratio_to_encoder": ratio,  # median of 5 alternating pairs
         "target_ratio": 1.3,
+        "target_tokens_per_s": 50_000,
     }
+
+
+def network_alone(tagger, batches):
+    """A function that runs the tagger's network, emission scores only, over the batches: the
+    torch model under inference mode, or the NumPy runtime on the threads predict gives it."""
+    if hasattr(tagger, "model"):
+
+        def encode_torch():
+            with torch.inference_mode():
+                for batch in batches:
+                    tagger.model.emissions(batch)
+
+        return encode_torch
+
+    def encode_arrays():
+        with tagger._running():
+            for batch in batches:
+                tagger._emissions(batch)
+
+    return encode_arrays
 
 
 def start_up(model_path, directory):
@@ -368,7 +381,8 @@ def main():
         print("web text against news ...", file=sys.stderr)
         report["web_text"] = web_text.measure(model, 20 if args.quick else 100)
         print("predict throughput ...", file=sys.stderr)
-        report["predict"] = predict_throughput(model, directory)
+        # What `crftag predict` runs: the bundled name's NumPy export, or --model's checkpoint.
+        report["predict"] = predict_throughput(args.model or "en-ner", directory)
         print("start-up ...", file=sys.stderr)
         report["start_up"] = start_up(model, directory)
         print("memory ...", file=sys.stderr)
@@ -463,9 +477,9 @@ def print_table(report):
     )
     rows.append(
         (
-            "predict, excluding start-up",
-            f"{predict['excluding_start_up_tokens_per_s']:.0f} tok/s",
-            f"encoder alone {predict['encoder_only_s']:.2f} s",
+            f"predict -m {predict['model']}, excluding start-up",
+            f"{predict['excluding_start_up_tokens_per_s']:.0f} tok/s (target >= 50,000)",
+            f"network alone {predict['encoder_only_s']:.2f} s",
             f"{predict['ratio_to_encoder']:.2f}x (target <= 1.3)",
         )
     )

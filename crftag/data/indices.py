@@ -83,10 +83,16 @@ def index_arrays(
     """words (B, T), chars (B, T, C) int64, 0 = padding, and lengths (B,) of some sentences
     (each at least one token), built with a few whole-batch array operations."""
     cache = token_cache(vocabularies)
-    looked_up = [cache.lookup(token, vocabularies) for tokens in sentences for token in tokens]
-    lengths = np.fromiter((len(tokens) for tokens in sentences), np.int64, len(sentences))
+    found = cache.get  # most tokens are found: a plain get, the method call only for new ones
+    looked_up = [
+        entry if (entry := found(token)) is not None else cache.lookup(token, vocabularies)
+        for tokens in sentences
+        for token in tokens
+    ]
+    lengths = np.fromiter(map(len, sentences), np.int64, len(sentences))
     batch_size, max_length = len(sentences), int(lengths.max())
-    max_chars = max(1, max(len(chars) for _, chars in looked_up))
+    word_chars = np.fromiter((len(chars) for _, chars in looked_up), np.int64, len(looked_up))
+    max_chars = max(1, int(word_chars.max()))
     # Flat position of every real token in the (B, T) grid, row after row.
     starts = np.cumsum(lengths) - lengths
     token_rows = np.repeat(np.arange(batch_size), lengths)
@@ -95,7 +101,6 @@ def index_arrays(
     words = np.zeros(batch_size * max_length, np.int64)
     words[token_slots] = np.fromiter((word for word, _ in looked_up), np.int64, len(looked_up))
     # Flat position of every character in the (B, T, C) grid.
-    word_chars = np.fromiter((len(chars) for _, chars in looked_up), np.int64, len(looked_up))
     char_starts = np.cumsum(word_chars) - word_chars
     char_slots = np.repeat(token_slots * max_chars - char_starts, word_chars) + np.arange(
         int(word_chars.sum())
@@ -119,19 +124,28 @@ def group_ids(
     occurrences of one unseen name share an id). Padding gets the id after the last word's.
     """
     word_keys = vocabularies.__dict__.setdefault("_group_keys", _GroupKeys())
+    found = word_keys.get  # as in index_arrays: the method call only for unseen tokens
     keys: dict[tuple, int] = {}
-    max_length = max(len(tokens) for tokens in sentences)
-    rows = []
-    for tokens, document in zip(sentences, documents, strict=True):
-        ids = [
-            keys.setdefault((document, word_keys.key(token, vocabularies)), len(keys))
-            for token in tokens
-        ]
-        rows.append(ids)
-    groups = np.full((len(sentences), max_length), len(keys), dtype=np.int64)
-    for row, ids in enumerate(rows):
-        groups[row, : len(ids)] = ids
-    return groups
+    ids = [
+        keys.setdefault(
+            (
+                document,
+                key if (key := found(token)) is not None else word_keys.key(token, vocabularies),
+            ),
+            len(keys),
+        )
+        for tokens, document in zip(sentences, documents, strict=True)
+        for token in tokens
+    ]
+    lengths = np.fromiter(map(len, sentences), np.int64, len(sentences))
+    max_length = int(lengths.max())
+    # Every real token's flat position in the (B, T) grid, row after row; the rest is padding.
+    slots = np.repeat(
+        np.arange(len(sentences)) * max_length - (np.cumsum(lengths) - lengths), lengths
+    )
+    groups = np.full(len(sentences) * max_length, len(keys), dtype=np.int64)
+    groups[slots + np.arange(len(ids))] = ids
+    return groups.reshape(len(sentences), max_length)
 
 
 def document_batches(

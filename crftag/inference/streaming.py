@@ -163,7 +163,7 @@ def format_record(
     if column_input:
         return format_conll_block(record.sentence, prediction.tags)
     pairs = zip(prediction.tokens, prediction.tags, strict=True)
-    return "".join(f"{token}\t{tag}\n" for token, tag in pairs) + "\n"
+    return "".join([f"{token}\t{tag}\n" for token, tag in pairs]) + "\n"
 
 
 def _as_document(record: Record, prediction: Prediction) -> Document:

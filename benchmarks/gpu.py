@@ -30,10 +30,14 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
+
+from predict_speed import write_tokens  # noqa: E402
 
 from crftag.crf import kernels, scan  # noqa: E402
 from crftag.crf.posteriors import path_scores_arrays  # noqa: E402
 from crftag.crf.viterbi import viterbi, viterbi_torch  # noqa: E402
+from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
 
 CONFIG = os.path.join(ROOT, "configs", "conll03.yaml")
 TESTB = os.path.join(ROOT, "..", "shared", "data", "conll2003", "eng.testb")
@@ -203,35 +207,18 @@ def train_section():
     return rows
 
 
-def read_tokens(path):
-    """The sentences of a CoNLL-2003 file as lists of words, document markers left out."""
-    with open(path, encoding="utf-8") as handle:
-        sentences, current = [], []
-        for line in handle:
-            fields = line.split()
-            if not fields:
-                if current:
-                    sentences.append(current)
-                current = []
-            elif fields[0] != "-DOCSTART-":
-                current.append(fields[0])
-    return sentences + ([current] if current else [])
-
-
 def corpus_size(path):
     """(sentences, tokens) of a CoNLL-2003 file."""
-    sentences = read_tokens(path)
-    return len(sentences), sum(len(sentence) for sentence in sentences)
+    sentences = read_corpus(path, ColumnSpec())
+    return len(sentences), sum(len(sentence.tokens) for sentence in sentences)
 
 
 def predict_section(model_dir):
     from crftag.inference.streaming import predict_files
     from crftag.inference.tagger import Tagger
 
-    sentences = read_tokens(TESTB)
     source = os.path.join(RUNS, "testb.tokens")
-    with open(source, "w", encoding="utf-8") as handle:
-        handle.writelines(" ".join(tokens) + "\n" for tokens in sentences)
+    sentences = write_tokens(source)
     count = sum(len(tokens) for tokens in sentences)
     rows = []
     for device, batch_size in (("cuda", 64), ("cuda", 512), ("cpu", 64)):

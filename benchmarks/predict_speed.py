@@ -37,12 +37,12 @@ from crftag.inference.streaming import predict_files  # noqa: E402
 TESTB = os.path.join(HERE, "..", "..", "shared", "data", "conll2003", "eng.testb")
 
 
-def write_tokens(path: str) -> int:
-    """eng.testb's sentences as token lines (`--input-format tokens`); returns the tokens."""
+def write_tokens(path: str) -> list[list[str]]:
+    """eng.testb's sentences as token lines (`--input-format tokens`); returns the sentences."""
     sentences = [list(sentence.tokens) for sentence in read_corpus(TESTB, ColumnSpec())]
     with open(path, "w", encoding="utf-8") as handle:
         handle.writelines(" ".join(sentence) + "\n" for sentence in sentences)
-    return sum(map(len, sentences))
+    return sentences
 
 
 def main() -> None:
@@ -55,7 +55,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         source = os.path.join(directory, "testb.tokens")
-        tokens = write_tokens(source)
+        tokens = sum(map(len, write_tokens(source)))
         tagger = load_tagger("en-ner")
 
         def run() -> None:

@@ -37,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
+import predict_speed  # noqa: E402
 import runtime_speed  # noqa: E402
 import web_text  # noqa: E402
 from crf_kernels import SHAPES, bench_shape, paired_seconds, viterbi_kernel  # noqa: E402
@@ -177,11 +178,8 @@ def predict_throughput(model, directory):
     """`crftag predict -m MODEL` on eng.testb's text: end to end, start-up alone, and in-process
     (start-up excluded) against the network alone on the very batches predict makes. MODEL is
     a path (the torch tagger) or a bundled name (its NumPy export, what `crftag predict` runs)."""
-    test = read(os.path.join(CONLL, "eng.testb"))
-    tokens = [list(s.tokens) for s in test]
     source = os.path.join(directory, "testb.tokens")
-    with open(source, "w", encoding="utf-8") as handle:
-        handle.writelines(" ".join(t) + "\n" for t in tokens)
+    tokens = predict_speed.write_tokens(source)
     count = sum(len(t) for t in tokens)
     command = [*CRFTAG, "predict", "-m", model, "--input-format", "tokens"]
 

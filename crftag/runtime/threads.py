@@ -1,14 +1,14 @@
 """How many threads the compiled BiLSTM loops take while a NumPy-runtime tagger runs.
 
-The loops (crftag/runtime/_lstm.c) can run a layer's two directions on two threads of OpenMP's
-pool, nearly halving their time on two cores. NumPy's BLAS (OpenBLAS, in NumPy's wheels) has a
-thread pool of its own, whose threads keep spinning for the cores for a while after each product
-it splits across them; loops on two threads between such products fight those threads for both
-cores and run several times slower. So while a tagger runs, :func:`loop_threads` holds NumPy's
-BLAS to one thread (by threadpoolctl, as scikit-learn does) and lets the loops take two; where
-it cannot, they take one. The thread count changes no number: the loops compute each row the
-same way on any number of threads, and a BLAS product splits its rows and columns across
-threads, never its sums.
+The loops (crftag/runtime/_lstm.c) can run a layer's two directions on two threads (the second
+started for each call, see ``run_both`` there), nearly halving their time on two cores. NumPy's
+BLAS (OpenBLAS, in NumPy's wheels) has a thread pool of its own, whose threads keep spinning for
+the cores for a while after each product it splits across them; loops on two threads between
+such products fight those threads for both cores and run several times slower. So while a tagger
+runs, :func:`loop_threads` holds NumPy's BLAS to one thread (by threadpoolctl, as scikit-learn
+does) and lets the loops take two; where it cannot, they take one. The thread count changes no
+number: the loops compute each row the same way on any number of threads, and a BLAS product
+splits its rows and columns across threads, never its sums.
 """
 
 from __future__ import annotations

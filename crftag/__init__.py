@@ -10,6 +10,11 @@ picks the tagger as ``-m`` does: an exported model (``.npz``) or a bundled name 
 and never imports torch; a checkpoint runs on torch.
 """
 
+from crftag.runtime.cores import share_cores
+
+# Before anything imports torch: OpenMP reads its wait policy once, when torch loads it.
+share_cores()
+
 __version__ = "0.1.0"
 __all__ = ["Prediction", "Tagger", "__version__", "load_tagger"]
 

@@ -137,3 +137,20 @@ def compiled_loops():
     if os.environ.get("CRFTAG_REQUIRE_COMPILED"):
         pytest.fail("CRFTAG_REQUIRE_COMPILED is set but crftag.runtime._lstm was not built")
     pytest.skip("the compiled BiLSTM loops were not built in this install")
+
+
+ISA_PATHS = ["generic", "avx2", "avx512"]  # crftag/runtime/_lstm.c's, from the baseline up
+
+
+@pytest.fixture(params=ISA_PATHS)
+def isa_path(request, compiled_loops):
+    """Runs a test of the compiled BiLSTM loops once on each instruction-set path that this CPU
+    runs (the others are skipped), so that one machine with AVX-512 checks all three."""
+    from crftag.runtime import _lstm
+
+    if request.param not in _lstm.available():
+        pytest.skip(f"this CPU does not run the {request.param} path")
+    before = _lstm.use()
+    _lstm.use(request.param)
+    yield request.param
+    _lstm.use(before)

@@ -56,12 +56,17 @@
 #define HAVE_PTHREADS 1
 #endif
 
-/* A copy of the hot loops for AVX2 + FMA CPUs beside the baseline, picked when the module loads. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#define WIDE_VECTORS 1 /* and the float product in AVX-512 vectors where the CPU has them */
-#else
-#define VECTOR_CLONES
+/* Instruction-set paths: every hot loop is compiled once for the baseline ("generic") and, with
+   GCC on x86-64, once for AVX2 + FMA ("avx2", x86-64-v3); "avx512" is the avx2 path with the
+   float product in sixteen-float vectors (x86-64-v4). The best one the CPU has is taken when the
+   module loads, unless CRFTAG_ISA names another; use() switches at run time, for tests.
+   avx2 and avx512 give the same bits (the same fused operations in the same order); generic
+   rounds each product and sum apart, where the others fuse them (FMA). */
+#define GENERIC
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define X86_PATHS 1
+#define AVX2 __attribute__((target("arch=x86-64-v3")))
+#define AVX512 __attribute__((target("arch=x86-64-v4")))
 #endif
 
 /* The float activations work on eight numbers at a time, written with GCC's vector extensions
@@ -113,8 +118,8 @@ static inline __attribute__((always_inline)) vfloat tanh_vector(vfloat x) {
 }
 
 /* out[k] = f(in[k]) for k < n, eight at a time and the last few through a padded vector. */
-#define DEFINE_APPLY(NAME, VECTOR)                                                             \
-    VECTOR_CLONES static void NAME(const float *in, float *out, Py_ssize_t n) {                \
+#define DEFINE_APPLY(NAME, VECTOR, TARGET)                                                     \
+    TARGET static void NAME(const float *in, float *out, Py_ssize_t n) {                       \
         Py_ssize_t k = 0;                                                                      \
         for (; k + 8 <= n; k += 8) {                                                           \
             vfloat x;                                                                          \
@@ -129,9 +134,6 @@ static inline __attribute__((always_inline)) vfloat tanh_vector(vfloat x) {
             memcpy(out + k, &x, sizeof(float) * (size_t)(n - k));                              \
         }                                                                                      \
     }
-
-DEFINE_APPLY(sigmoid_float, sigmoid_vector)
-DEFINE_APPLY(tanh_float, tanh_vector)
 
 static void sigmoid_double(const double *in, double *out, Py_ssize_t n) {
     for (Py_ssize_t k = 0; k < n; k++)
@@ -175,9 +177,9 @@ static inline Py_ssize_t position(const Job *job, Py_ssize_t i, Py_ssize_t t) {
 
 /* C[n, M] += A[n, K] B[K, M], B row-major, A and C with row strides lda and ldc: four rows by
    sixteen columns of C at a time held in registers, so each B load feeds four FMAs. */
-#define DEFINE_GEMM(NAME, REAL)                                                                \
-    VECTOR_CLONES static void NAME(Py_ssize_t n, Py_ssize_t K, Py_ssize_t M, const REAL *A,    \
-                                   Py_ssize_t lda, const REAL *Bm, REAL *C, Py_ssize_t ldc) {  \
+#define DEFINE_GEMM(NAME, REAL, TARGET)                                                        \
+    TARGET static void NAME(Py_ssize_t n, Py_ssize_t K, Py_ssize_t M, const REAL *A,           \
+                            Py_ssize_t lda, const REAL *Bm, REAL *C, Py_ssize_t ldc) {         \
         enum { COLS = 16 };                                                                    \
         Py_ssize_t r = 0;                                                                      \
         for (; r + 4 <= n; r += 4) {                                                           \
@@ -320,12 +322,12 @@ DEFINE_COLUMNS(rows4, block4, 16, block4, NO_TARGET)
 DEFINE_COLUMNS(rows3, wide3, 32, block3, NO_TARGET)
 DEFINE_COLUMNS(rows2, wide2, 48, block2, NO_TARGET)
 DEFINE_COLUMNS(rows1, wide1, 64, block1, NO_TARGET)
-DEFINE_GEMM_FLOAT(gemm_float_8, VECTOR_CLONES, rows1, rows2, rows3, rows4, rows5, rows6)
+DEFINE_GEMM_FLOAT(gemm_float_generic, GENERIC, rows1, rows2, rows3, rows4, rows5, rows6)
 
-#ifdef WIDE_VECTORS
+#ifdef X86_PATHS
+DEFINE_GEMM_FLOAT(gemm_float_avx2, AVX2, rows1, rows2, rows3, rows4, rows5, rows6)
 /* Sixteen-float vectors pay for four rows or more; for fewer, loading B is the bound and the
    eight-float panels do better. */
-#define AVX512 __attribute__((target("arch=x86-64-v4")))
 DEFINE_PANEL(block6_16, vfloat16, 6, 2, AVX512)
 DEFINE_PANEL(block5_16, vfloat16, 5, 2, AVX512)
 DEFINE_PANEL(block4_16, vfloat16, 4, 2, AVX512)
@@ -335,41 +337,15 @@ DEFINE_PANEL(narrow4_16, vfloat16, 4, 1, AVX512)
 DEFINE_COLUMNS(rows6_16, block6_16, 32, narrow6_16, AVX512)
 DEFINE_COLUMNS(rows5_16, block5_16, 32, narrow5_16, AVX512)
 DEFINE_COLUMNS(rows4_16, block4_16, 32, narrow4_16, AVX512)
-DEFINE_GEMM_FLOAT(gemm_float_16, AVX512, rows1, rows2, rows3, rows4_16, rows5_16, rows6_16)
+DEFINE_GEMM_FLOAT(gemm_float_avx512, AVX512, rows1, rows2, rows3, rows4_16, rows5_16, rows6_16)
 #endif
-
-static int wide_vectors; /* whether the float product uses AVX-512: where the CPU has it */
-
-/* Whether the CPU has x86-64-v4's AVX-512 (and the module a product for it). */
-static int cpu_has_wide_vectors(void) {
-#ifdef WIDE_VECTORS
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512vl");
-#else
-    return 0;
-#endif
-}
-
-/* The float product for this CPU. */
-static void gemm_float(Py_ssize_t n, Py_ssize_t K, Py_ssize_t M, const float *A, Py_ssize_t lda,
-                       const float *Bm, float *C, Py_ssize_t ldc) {
-#ifdef WIDE_VECTORS
-    if (wide_vectors) {
-        gemm_float_16(n, K, M, A, lda, Bm, C, ldc);
-        return;
-    }
-#endif
-    gemm_float_8(n, K, M, A, lda, Bm, C, ldc);
-}
 
 /* One direction's forward loop. Per step: the running rows' pre-activations gathered into a
    contiguous block, the recurrent product added, the gates activated and the cell and state
    updated, then everything scattered to the rows' packed positions. */
-#define DEFINE_FORWARD(NAME, GEMM, REAL, SIGMOID, TANH)                                        \
-    VECTOR_CLONES static void NAME##_step(Py_ssize_t n, Py_ssize_t H, REAL *block, REAL *cell, \
-                                          REAL *state, int first) {                            \
+#define DEFINE_FORWARD(NAME, GEMM, REAL, SIGMOID, TANH, TARGET)                                \
+    TARGET static void NAME##_step(Py_ssize_t n, Py_ssize_t H, REAL *block, REAL *cell,        \
+                                   REAL *state, int first) {                                   \
         for (Py_ssize_t i = 0; i < n; i++) {                                                   \
             REAL *g = block + i * 4 * H, *c = cell + i * H, *h = state + i * H;                \
             SIGMOID(g, g, 2 * H);                                                              \
@@ -426,9 +402,9 @@ static void gemm_float(Py_ssize_t n, Py_ssize_t K, Py_ssize_t M, const float *A,
 /* One direction's back-propagation through time. dh and dc hold, for the running rows (a
    prefix of the order), dL/dh_t through step t + 1 and dL/dc_t through c_{t+1}; a row joins
    with zeros at its last step. */
-#define DEFINE_BACKWARD(NAME, GEMM, REAL, TANH)                                                \
-    VECTOR_CLONES static void NAME##_step(Py_ssize_t n, Py_ssize_t H, const Job *job,          \
-                                          Py_ssize_t t, REAL *dh, REAL *dc, REAL *block) {     \
+#define DEFINE_BACKWARD(NAME, GEMM, REAL, TANH, TARGET)                                        \
+    TARGET static void NAME##_step(Py_ssize_t n, Py_ssize_t H, const Job *job, Py_ssize_t t,   \
+                                   REAL *dh, REAL *dc, REAL *block) {                          \
         const Py_ssize_t d = job->direction;                                                   \
         const REAL *grad_states = job->in, *gates = job->gates, *cells = job->cells;           \
         const REAL *states = job->states;                                                      \
@@ -483,11 +459,68 @@ static void gemm_float(Py_ssize_t n, Py_ssize_t K, Py_ssize_t M, const float *A,
         free(dc);                                                                              \
     }
 
-DEFINE_GEMM(gemm_double, double)
-DEFINE_FORWARD(forward_float, gemm_float, float, sigmoid_float, tanh_float)
-DEFINE_FORWARD(forward_double, gemm_double, double, sigmoid_double, tanh_double)
-DEFINE_BACKWARD(backward_float, gemm_float, float, tanh_float)
-DEFINE_BACKWARD(backward_double, gemm_double, double, tanh_double)
+/* One instruction-set path's loops, their names ending in _PATH. */
+#define DEFINE_PATH(PATH, TARGET, GEMM_FLOAT)                                                  \
+    DEFINE_APPLY(sigmoid_float_##PATH, sigmoid_vector, TARGET)                                 \
+    DEFINE_APPLY(tanh_float_##PATH, tanh_vector, TARGET)                                       \
+    DEFINE_GEMM(gemm_double_##PATH, double, TARGET)                                            \
+    DEFINE_FORWARD(forward_float_##PATH, GEMM_FLOAT, float, sigmoid_float_##PATH,              \
+                   tanh_float_##PATH, TARGET)                                                  \
+    DEFINE_FORWARD(forward_double_##PATH, gemm_double_##PATH, double, sigmoid_double,          \
+                   tanh_double, TARGET)                                                        \
+    DEFINE_BACKWARD(backward_float_##PATH, GEMM_FLOAT, float, tanh_float_##PATH, TARGET)       \
+    DEFINE_BACKWARD(backward_double_##PATH, gemm_double_##PATH, double, tanh_double, TARGET)
+
+DEFINE_PATH(generic, GENERIC, gemm_float_generic)
+#ifdef X86_PATHS
+DEFINE_PATH(avx2, AVX2, gemm_float_avx2)
+DEFINE_PATH(avx512, AVX2, gemm_float_avx512)
+#endif
+
+typedef void (*Loop)(Job *);
+typedef struct Path {
+    const char *name;
+    Loop forward_float, forward_double, backward_float, backward_double;
+} Path;
+
+#define PATH_ENTRY(PATH) \
+    {#PATH, forward_float_##PATH, forward_double_##PATH, backward_float_##PATH, backward_double_##PATH}
+static const Path paths[] = {
+    PATH_ENTRY(generic),
+#ifdef X86_PATHS
+    PATH_ENTRY(avx2),
+    PATH_ENTRY(avx512),
+#endif
+};
+enum { PATH_COUNT = sizeof paths / sizeof paths[0] };
+static const Path *path = &paths[0]; /* the one the loops take */
+
+/* Whether this CPU runs paths[index]. */
+static int cpu_runs(int index) {
+#ifdef X86_PATHS
+    __builtin_cpu_init();
+#if __GNUC__ >= 12
+    const int v3 = __builtin_cpu_supports("x86-64-v3"), v4 = __builtin_cpu_supports("x86-64-v4");
+#else
+    const int v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                   __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+    const int v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                   __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+                   __builtin_cpu_supports("avx512vl");
+#endif
+    return index == 0 || (index == 1 && v3) || (index == 2 && v4);
+#else
+    return index == 0;
+#endif
+}
+
+/* The index of the path called `name` that this CPU runs, or -1. */
+static int find_path(const char *name) {
+    for (int index = 0; index < PATH_COUNT; index++)
+        if (strcmp(paths[index].name, name) == 0 && cpu_runs(index))
+            return index;
+    return -1;
+}
 
 static void *run_job(void *job) {
     ((Job *)job)->loop(job);
@@ -632,7 +665,7 @@ static PyObject *forward(PyObject *self, PyObject *args) {
         jobs[d].cells = in[CELLS].buf;
         jobs[d].states = in[STATES].buf;
         jobs[d].weights = (const char *)in[WEIGHTS].buf + d * H * 4 * H * itemsize;
-        jobs[d].loop = itemsize == 4 ? forward_float : forward_double;
+        jobs[d].loop = itemsize == 4 ? path->forward_float : path->forward_double;
         jobs[d].keep = keep;
         jobs[d].own_thread = own_thread;
     }
@@ -675,26 +708,40 @@ static PyObject *backward(PyObject *self, PyObject *args) {
         jobs[d].grad_gates = in[GRAD_GATES].buf;
         jobs[d].previous = in[PREVIOUS].buf;
         jobs[d].weights = (const char *)in[WEIGHTS].buf + d * 4 * H * H * itemsize;
-        jobs[d].loop = itemsize == 4 ? backward_float : backward_double;
+        jobs[d].loop = itemsize == 4 ? path->backward_float : path->backward_double;
     }
     return finish(jobs, order, threads, in, COUNT);
 }
 
-/* vector_width([width]): the float product's vector width in floats, 8 or 16 (AVX-512, where
-   the CPU has it); given a width, the product uses it from then on, so a test can run both. */
-static PyObject *vector_width(PyObject *self, PyObject *args) {
-    int width = 0;
+/* The names of the paths this CPU runs, from the baseline up. */
+static PyObject *available(PyObject *self, PyObject *unused) {
     (void)self;
-    if (!PyArg_ParseTuple(args, "|i", &width))
-        return NULL;
-    if (width != 0 && width != 8 && (width != 16 || !cpu_has_wide_vectors())) {
-        PyErr_Format(PyExc_ValueError, "expected width 8%s, got %d",
-                     cpu_has_wide_vectors() ? " or 16" : "", width);
-        return NULL;
+    (void)unused;
+    PyObject *names = PyList_New(0);
+    for (int index = 0; names != NULL && index < PATH_COUNT; index++) {
+        if (!cpu_runs(index))
+            continue;
+        PyObject *name = PyUnicode_FromString(paths[index].name);
+        if (name == NULL || PyList_Append(names, name) < 0)
+            Py_CLEAR(names);
+        Py_XDECREF(name);
     }
-    if (width)
-        wide_vectors = width == 16;
-    return PyLong_FromLong(wide_vectors ? 16 : 8);
+    return names;
+}
+
+/* use([name]): the path the loops take; given a name, they take that one from then on. */
+static PyObject *use(PyObject *self, PyObject *args) {
+    const char *name = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "|s", &name))
+        return NULL;
+    if (name != NULL) {
+        const int index = find_path(name);
+        if (index < 0)
+            return PyErr_Format(PyExc_ValueError, "no instruction-set path %s on this CPU", name);
+        path = &paths[index];
+    }
+    return PyUnicode_FromString(path->name);
 }
 
 static PyMethodDef methods[] = {
@@ -703,9 +750,10 @@ static PyMethodDef methods[] = {
      "own_thread=False): both directions' loops, on up to two threads (the second one of "
      "OpenMP's pool, or with own_thread one started for the call); states written, and with "
      "keep the gates activated in place and the cells written."},
-    {"vector_width", vector_width, METH_VARARGS,
-     "vector_width([width]): the float product's vector width, 8 or 16 (AVX-512); given a "
-     "width, use that one."},
+    {"available", available, METH_NOARGS,
+     "available(): the instruction-set paths this CPU runs, from the baseline up."},
+    {"use", use, METH_VARARGS,
+     "use([name]): the instruction-set path the loops take; given a name, take that one."},
     {"backward", backward, METH_VARARGS,
      "backward(grad_states, gates, cells, states, weights_hh, lengths, grad_gates, previous, B, "
      "H, threads): the gradient of every gate pre-activation, and each position's previous "
@@ -718,7 +766,20 @@ static struct PyModuleDef module = {
     methods,
 };
 
+/* The best path this CPU runs, or the one CRFTAG_ISA names; a name this CPU does not run is
+   reported and the best one taken. */
 PyMODINIT_FUNC PyInit__lstm(void) {
-    wide_vectors = cpu_has_wide_vectors();
+    for (int index = 0; index < PATH_COUNT; index++)
+        if (cpu_runs(index))
+            path = &paths[index];
+    const char *wanted = getenv("CRFTAG_ISA");
+    if (wanted != NULL && *wanted != '\0') {
+        const int index = find_path(wanted);
+        if (index >= 0)
+            path = &paths[index];
+        else
+            PySys_FormatStderr("crftag: warning: CRFTAG_ISA=%s is not an instruction-set path "
+                               "of this CPU; taking %s\n", wanted, path->name);
+    }
     return PyModule_Create(&module);
 }

@@ -179,22 +179,24 @@ def _kernel_lstm(
 
 def _input_products(rows: np.ndarray, layer: _KernelLayer, threads: int) -> np.ndarray:
     """rows (N, D) -> (N, 8H) float32: each position's input times W_ih plus the biases, both
-    directions side by side. On two threads each direction's half is one product, the second
-    on a helper thread: NumPy's BLAS is held to one thread meanwhile (crftag/runtime/threads.py)
-    and a product releases the GIL. A BLAS product splits its columns, never its sums, so the
-    halves are the whole product's numbers."""
+    directions side by side. Each direction's half is one product, on any number of threads,
+    so that the numbers never depend on it (a BLAS may round another split of the columns
+    differently); on two threads the second half runs on a helper thread, with NumPy's BLAS
+    held to one thread meanwhile (crftag/runtime/threads.py), and a product releases the GIL."""
     width = layer.input_weights.shape[1]
     products = np.empty((len(rows), width), dtype=layer.input_weights.dtype)
-    halves = [slice(0, width // 2), slice(width // 2, width)] if threads > 1 else [slice(None)]
+    halves = [slice(0, width // 2), slice(width // 2, width)]
 
     def product(columns: slice) -> None:
         np.matmul(rows, layer.input_weights[:, columns], out=products[:, columns])
         products[:, columns] += layer.bias[columns]
 
-    pending = [_helper().submit(product, columns) for columns in halves[1:]]
+    second = _helper().submit(product, halves[1]) if threads > 1 else None
     product(halves[0])
-    for future in pending:
-        future.result()
+    if second is None:
+        product(halves[1])
+    else:
+        second.result()
     return products.astype(np.float32, copy=False)
 
 

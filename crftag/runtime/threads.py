@@ -6,9 +6,13 @@ BLAS (OpenBLAS, in NumPy's wheels) has a thread pool of its own, whose threads k
 the cores for a while after each product it splits across them; loops on two threads between
 such products fight those threads for both cores and run several times slower. So while a tagger
 runs, :func:`loop_threads` holds NumPy's BLAS to one thread (by threadpoolctl, as scikit-learn
-does) and lets the loops take two; where it cannot, they take one. The thread count changes no
-number: the loops compute each row the same way on any number of threads, and a BLAS product
-splits its rows and columns across threads, never its sums.
+does), whatever the loops take, and lets the loops take two where the process may use two cores
+and the user has not asked for one thread (``OMP_NUM_THREADS=1``).
+
+The thread count changes no number. The loops compute each row the same way on any number of
+threads, and the BLAS products are the same calls on one BLAS thread either way (one product
+per direction, crftag/runtime/recurrent.py): a BLAS's kernels for another thread count, or for
+another split of the columns, may add a sum in another order (OpenBLAS's AVX-512 kernels do).
 """
 
 from __future__ import annotations
@@ -36,19 +40,17 @@ def _usable_cores() -> int:
 
 @contextmanager
 def loop_threads() -> Iterator[int]:
-    """Within: NumPy's BLAS on one thread where that is possible; yields how many threads the
-    compiled loops may take (2 then, else 1). ``OMP_NUM_THREADS=1`` (which ``crftag serve
-    --workers`` sets, one process a core) keeps them at one."""
+    """Within: NumPy's BLAS on one thread where threadpoolctl can hold it; yields how many
+    threads the compiled loops may take: 2 where it held BLAS and the process may use two
+    cores, else 1. ``OMP_NUM_THREADS=1`` (which ``crftag serve --workers`` sets, one process a
+    core) keeps them at one."""
     global _blas
-    if (
-        ThreadpoolController is None
-        or _usable_cores() < 2
-        or os.environ.get("OMP_NUM_THREADS", "").strip() == "1"
-    ):
+    if ThreadpoolController is None:
         yield 1
         return
     if _blas is None:
         _blas = ThreadpoolController().select(user_api="blas")
     with _blas.limit(limits=1):
         held = all(library["num_threads"] == 1 for library in _blas.info())
-        yield 2 if held else 1
+        one_core = _usable_cores() < 2 or os.environ.get("OMP_NUM_THREADS", "").strip() == "1"
+        yield 2 if held and not one_core else 1

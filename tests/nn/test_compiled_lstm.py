@@ -1,6 +1,8 @@
 """The compiled time loops of the fused BiLSTM layer (crftag/runtime/_lstm.c): its float activations
 against float64 truth, shapes that reach every branch of its blocked matrix product against
-``nn.LSTM``, float32 against float64, thread counts, bad arguments, and which inputs take it."""
+``nn.LSTM``, float32 against float64, thread counts, bad arguments, and which inputs take it;
+each on every instruction-set path this CPU runs (tests/runtime/test_isa_paths.py compares the
+paths with each other)."""
 
 import math
 
@@ -13,7 +15,7 @@ from crftag.nn import fused_lstm
 from crftag.nn.fused_lstm import bilstm_layer
 from tests.nn.test_fused_lstm import gradients, layer_weights, packed_lstm
 
-pytestmark = pytest.mark.usefixtures("compiled_loops")
+pytestmark = pytest.mark.usefixtures("isa_path")
 
 
 def activated(pre_activations: torch.Tensor, hidden: int) -> torch.Tensor:
@@ -105,28 +107,6 @@ def test_one_thread_and_two_give_the_same_bits():
         torch.set_num_threads(threads)
     for one, two in zip(*results, strict=True):
         assert torch.equal(one, two)
-
-
-@pytest.mark.parametrize("hidden", [25, 100])
-def test_both_vector_widths_give_the_same_bits(hidden):
-    # Sixteen-float vectors (AVX-512) add each number's products in the order eight-float ones
-    # do; rows from 1 to 13 at a step reach every panel of both.
-    if fused_lstm._lstm.vector_width() != 16:
-        pytest.skip("this CPU has no AVX-512")
-    torch.manual_seed(7)
-    lstm = nn.LSTM(12, hidden, batch_first=True, bidirectional=True)
-    lengths = torch.arange(13, 0, -1)
-    inputs = torch.randn(13, 13, 12, requires_grad=True)
-    results = []
-    try:
-        for width in (8, 16):
-            fused_lstm._lstm.vector_width(width)
-            output = bilstm_layer(inputs, lengths, *layer_weights(lstm))
-            results.append([output, *gradients(output, [inputs, *lstm.parameters()])])
-    finally:
-        fused_lstm._lstm.vector_width(16)
-    for eight, sixteen in zip(*results, strict=True):
-        assert torch.equal(eight, sixteen)
 
 
 def test_without_keep_only_the_states_are_written():

@@ -35,15 +35,23 @@ def test_one_omp_thread_keeps_the_loops_on_one(monkeypatch):
         assert count == 1
 
 
+def test_blas_is_held_to_one_thread_even_where_the_loops_take_one(monkeypatch):
+    # The BLAS products are then the same calls on one thread, whatever the loops take.
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    with loop_threads() as count:
+        assert count == 1
+        assert all(number == 1 for number in blas_threads())
+
+
 @pytest.mark.parametrize("encoder", ["cnn", "lstm"])
-def test_two_threads_score_the_same_bits_as_one(compiled_loops, train_tiny, encoder):
+def test_two_threads_score_the_same_bits_as_one(isa_path, train_tiny, encoder):
     tagger, _ = train_tiny(
         train__epochs=1, model__char_encoder=encoder, model__document_context=True
     )
     batch = arrays(build_batch(SENTENCES, tagger.vocabularies, documents=DOCUMENTS))
-    one = make_network(tagger).emissions(*batch, threads=1)
-    with loop_threads() as count:
-        two = make_network(tagger).emissions(*batch, threads=count)
+    with loop_threads():
+        one = make_network(tagger).emissions(*batch, threads=1)
+        two = make_network(tagger).emissions(*batch, threads=2)
     np.testing.assert_array_equal(one, two)
 
 

@@ -1,0 +1,40 @@
+"""How a crftag process shares the machine's cores with other work.
+
+torch runs its parallel kernels, and the training BiLSTM loops their two directions, on GNU
+OpenMP's thread pool (libgomp). By default libgomp's threads keep spinning for a core after each
+parallel region (GOMP_SPINCOUNT, 300,000 rounds of a pause loop, milliseconds on some CPUs) so
+that the next region starts without a wake-up. On a quiet machine that saves microseconds. Beside
+other busy processes it is ruinous: the spinning threads hold the cores that the other process's
+working threads wait for, and two crftag trainings side by side each ran 47 times slower than
+one alone (and a hundred times slower here with OMP_WAIT_POLICY=ACTIVE, which spins for good).
+With ``OMP_WAIT_POLICY=PASSIVE`` an idle thread sleeps at once and the cores go to whoever has
+work.
+
+libgomp reads its settings once, when it is loaded, which is when torch is first imported; so
+:func:`share_cores` runs when the package is imported, before anything of crftag imports torch.
+A program that imported torch before crftag keeps the policy it started with. A value the user
+set (``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT``) is kept.
+
+NumPy's BLAS pool spins too, but crftag holds it to one thread while a tagger runs
+(crftag/runtime/threads.py), and the NumPy runtime's loops start their second thread per call,
+so neither leaves a thread spinning between calls.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["WAIT_POLICY", "share_cores"]
+
+WAIT_POLICY = "PASSIVE"
+_USER_SETTINGS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+
+
+def share_cores() -> None:
+    """Set OpenMP's wait policy to PASSIVE for this process and its children, unless the user
+    chose one or torch (and with it libgomp) is already loaded, when it could not apply."""
+    if any(name in os.environ for name in _USER_SETTINGS) or "torch" in sys.modules:
+        return
+    os.environ["OMP_WAIT_POLICY"] = WAIT_POLICY
+

@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation
+.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention
 
 install: $(STAMP)
 
@@ -128,3 +128,11 @@ bench-partial: install
 # adaptation (about a minute on 2 cores); writes benchmarks/results/adaptation.json.
 bench-adaptation: install
 	$(PY) benchmarks/adaptation.py
+
+# Each command (train, predict on both runtimes, eval, serve) alone, beside a busy loop and beside
+# a second crftag training, and two trainings at once: wall-time ratios to alone in the same
+# run, target <= 2.5x on 2 cores (about 15 minutes; QUICK=1 one round, a few minutes). Writes
+# benchmarks/results/contention.json.
+bench-contention: install
+	$(PY) benchmarks/contention.py $(if $(QUICK),--quick)
+	$(PY) benchmarks/results_table.py

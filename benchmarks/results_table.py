@@ -19,6 +19,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+from contention import contention_table  # noqa: E402
 from gpu_table import gpu_tables  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
@@ -74,6 +75,10 @@ def render(results: dict[str, dict]) -> str:
         parts.append(_section("HTTP server under load", "serve", "make bench-serve"))
         parts.append(_machine(results["serve"]["machine"]))
         parts.append(serve_table(results["serve"]))
+    if "contention" in results:
+        parts.append(_section("Beside other work", "contention", "make bench-contention"))
+        parts.append(_machine(results["contention"]["machine"]))
+        parts.append(contention_table(results["contention"]))
     if "gpu" in results:
         parts.append(_section("GPU against CPU", "gpu", "python benchmarks/gpu.py"))
         parts.append(_machine(results["gpu"]["machine"]))

@@ -1,0 +1,269 @@
+"""crftag beside other work: each command alone, beside a busy loop and beside a second crftag
+training, and two trainings at once, as wall-time ratios to alone measured in the same run.
+
+    python benchmarks/contention.py [--rounds 3] [--quick]        (make bench-contention)
+
+The commands, each a whole process as a user runs it:
+- train: ``crftag train configs/sample.yaml -q``;
+- predict, NumPy runtime: ``crftag predict -m en-ner`` on eng.testb's token lines (the bundled
+  sample's sentences where ../shared/data is missing);
+- predict, torch checkpoint: the same with ``-m crftag/models/en-ner.pt``;
+- eval: ``crftag eval eng.testb -m en-ner``;
+- serve: ``crftag serve -m en-ner`` already running, answering a fixed number of
+  ``POST /predict`` requests from four client threads (the time from the first to the last).
+
+Each is timed alone, beside ``python3 -c "while True: pass"`` (one busy core) and beside a
+second ``crftag train configs/sample.yaml`` running in a loop (both cores asked for), in
+``--rounds`` rounds; each round's ratios are to that round's alone, and the median over rounds
+is reported. Then two trainings are started together, and each one's wall time is divided by
+the alone time of its round. Target on 2 cores: every ratio <= 2.5 (a fair share of two cores
+between two jobs of two threads is 2x). Writes benchmarks/results/contention.json; a table to
+stdout, progress to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import http.client
+import json
+import os
+import platform
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
+
+from serve_load import free_port, git_commit, start_server, stop_server  # noqa: E402
+
+from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
+from crftag.tables import fixed_width  # noqa: E402
+
+CRFTAG = [sys.executable, "-m", "crftag"]
+SAMPLE = os.path.join(ROOT, "configs", "sample.yaml")
+TESTB = os.path.join(ROOT, "..", "shared", "data", "conll2003", "eng.testb")
+SAMPLE_TEST = os.path.join(ROOT, "data", "ner_sample.test.conll")
+CHECKPOINT = os.path.join(ROOT, "crftag", "models", "en-ner.pt")
+BUSY_LOOP = ["python3", "-c", "while True: pass"]
+TARGET_RATIO = 2.5
+SERVE_CLIENTS = 4
+TRAINING_START_S = 5.0  # a background training is in its epochs by then, past imports
+
+
+def labelled_file() -> str:
+    return TESTB if os.path.exists(TESTB) else SAMPLE_TEST
+
+
+def write_token_lines(path: str) -> list[str]:
+    """The labelled file's sentences as token lines; returns the lines."""
+    lines = [" ".join(s.tokens) for s in read_corpus(labelled_file(), ColumnSpec())]
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.writelines(line + "\n" for line in lines)
+    return lines
+
+
+def run_wall(command: list[str]) -> float:
+    """Seconds the command took; its output is thrown away, a failure raised."""
+    start = time.perf_counter()
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+class ServeRequests:
+    """``crftag serve -m en-ner`` kept running; each call times ``requests`` answers."""
+
+    def __init__(self, lines: list[str], requests: int, directory: str):
+        self.port = free_port()
+        self.bodies = [json.dumps({"text": line}).encode() for line in lines[:requests]]
+        self.log = open(os.path.join(directory, "serve.log"), "w")  # noqa: SIM115
+        command = [*CRFTAG, "serve", "-m", "en-ner", "--port", str(self.port)]
+        self.server = start_server(command, self.port, self.log, time.monotonic() + 120)
+
+    def _client(self, bodies: list[bytes]) -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        for body in bodies:
+            connection.request("POST", "/predict", body, {"Content-Type": "application/json"})
+            answer = connection.getresponse()
+            answer.read()
+            if answer.status != 200:
+                raise RuntimeError(f"POST /predict answered {answer.status}")
+        connection.close()
+
+    def __call__(self) -> float:
+        shares = [self.bodies[client::SERVE_CLIENTS] for client in range(SERVE_CLIENTS)]
+        clients = [threading.Thread(target=self._client, args=(share,)) for share in shares]
+        start = time.perf_counter()
+        for client in clients:
+            client.start()
+        for client in clients:
+            client.join()
+        return time.perf_counter() - start
+
+    def close(self) -> None:
+        stop_server(self.server)
+        self.log.close()
+
+
+def background(kind: str, directory: str) -> subprocess.Popen | None:
+    """Start the other work: None, a busy loop, or crftag trainings one after another."""
+    if kind == "alone":
+        return None
+    if kind == "busy loop":
+        command = BUSY_LOOP
+    else:
+        output = os.path.join(directory, "background")
+        train = " ".join([*CRFTAG, "train", SAMPLE, "-o", output, "--overwrite", "-q"])
+        command = ["sh", "-c", f"while true; do {train} >/dev/null 2>&1; done"]
+    process = subprocess.Popen(command, start_new_session=True)
+    time.sleep(TRAINING_START_S if kind == "crftag training" else 0.5)
+    return process
+
+
+def stop(process: subprocess.Popen | None) -> None:
+    if process is not None:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def two_trainings(directory: str) -> list[float]:
+    """Wall seconds of each of two trainings started together."""
+    commands = [
+        [*CRFTAG, "train", SAMPLE, "-o", os.path.join(directory, f"pair{i}"), "--overwrite", "-q"]
+        for i in (1, 2)
+    ]
+    start = time.perf_counter()
+    running = [
+        subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for c in commands
+    ]
+    walls = []
+    for process in running:
+        process.wait()
+        walls.append(time.perf_counter() - start)
+    if any(process.returncode for process in running):
+        raise RuntimeError("a training of the pair failed")
+    return walls
+
+
+def workloads(directory: str, serve: ServeRequests) -> dict:
+    """name -> a function timing one run of it."""
+    tokens = os.path.join(directory, "tokens.txt")
+    predict = [*CRFTAG, "predict", "--input-format", "tokens", tokens]
+    trained = os.path.join(directory, "measured")
+    return {
+        "train": lambda: run_wall([*CRFTAG, "train", SAMPLE, "-o", trained, "--overwrite", "-q"]),
+        "predict, NumPy runtime": lambda: run_wall([*predict, "-m", "en-ner"]),
+        "predict, torch checkpoint": lambda: run_wall([*predict, "-m", CHECKPOINT]),
+        "eval": lambda: run_wall([*CRFTAG, "eval", labelled_file(), "-m", "en-ner"]),
+        f"serve, {len(serve.bodies)} requests": serve,
+    }
+
+
+def measure(rounds: int, requests: int) -> dict:
+    conditions = ("alone", "busy loop", "crftag training")
+    walls: dict = {}
+    pairs = []
+    with tempfile.TemporaryDirectory() as directory:
+        lines = write_token_lines(os.path.join(directory, "tokens.txt"))
+        serve = ServeRequests(lines, requests, directory)
+        try:
+            timed = workloads(directory, serve)
+            for round_number in range(1, rounds + 1):
+                for condition in conditions:
+                    other = background(condition, directory)
+                    try:
+                        for name, run in timed.items():
+                            print(f"round {round_number}: {name}, {condition}", file=sys.stderr)
+                            walls.setdefault(name, {}).setdefault(condition, []).append(run())
+                    finally:
+                        stop(other)
+                print(f"round {round_number}: two trainings at once", file=sys.stderr)
+                pairs.append(two_trainings(directory))
+        finally:
+            serve.close()
+    return summarize(walls, pairs)
+
+
+def summarize(walls: dict, pairs: list[list[float]]) -> dict:
+    """Median ratios over rounds, each round's against its own alone."""
+    rows = {}
+    for name, by_condition in walls.items():
+        alone = by_condition["alone"]
+        rows[name] = {"alone_s": round(statistics.median(alone), 3)}
+        for condition in ("busy loop", "crftag training"):
+            ratios = [w / a for w, a in zip(by_condition[condition], alone, strict=True)]
+            rows[name][f"beside {condition}"] = round(statistics.median(ratios), 2)
+    train_alone = walls["train"]["alone"]
+    pair_ratios = [max(pair) / alone for pair, alone in zip(pairs, train_alone, strict=True)]
+    return {
+        "commands": rows,
+        "two_trainings_at_once": {
+            "walls_s": [[round(w, 2) for w in pair] for pair in pairs],
+            "slower_of_the_two": round(statistics.median(pair_ratios), 2),
+        },
+        "target_ratio": TARGET_RATIO,
+    }
+
+
+TABLE_HEADERS = ["command", "alone s", "beside a busy loop", "beside a crftag training"]
+
+
+def table_rows(report: dict) -> list[list[str]]:
+    """Each command's alone time and ratios, then the two trainings at once."""
+    rows = [
+        [name, f"{row['alone_s']:.2f}", f"{row['beside busy loop']:.2f}x"]
+        + [f"{row['beside crftag training']:.2f}x"]
+        for name, row in report["commands"].items()
+    ]
+    pair = report["two_trainings_at_once"]["slower_of_the_two"]
+    rows.append(["train, two at once (the slower)", "", "", f"{pair:.2f}x"])
+    return rows
+
+
+def contention_table(report: dict) -> str:
+    """contention.json as Markdown, for benchmarks/RESULTS.md."""
+    lines = [
+        f"{report['date']}, {report['commit']}, {report['rounds']} round(s), median ratios to "
+        f"alone; target <= {report['target_ratio']}x.",
+        "",
+        "| " + " | ".join(TABLE_HEADERS) + " |",
+        "|---|---:|---:|---:|",
+        *("| " + " | ".join(row) + " |" for row in table_rows(report)),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--requests", type=int, default=1000, help="serve requests timed")
+    parser.add_argument("--quick", action="store_true", help="one round, 200 requests")
+    parser.add_argument("--json", default=os.path.join(HERE, "results", "contention.json"))
+    args = parser.parse_args()
+    rounds, requests = (1, 200) if args.quick else (args.rounds, args.requests)
+    report = {
+        "date": datetime.date.today().isoformat(),
+        "commit": git_commit(),
+        "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()},
+        "rounds": rounds,
+        "data": os.path.relpath(labelled_file(), ROOT),
+        **measure(rounds, requests),
+    }
+    print(fixed_width(TABLE_HEADERS, table_rows(report)))
+    with open(args.json, "w", encoding="utf-8") as handle:
+        json.dump(report, handle, indent=2)
+        handle.write("\n")
+    ratios = [r for row in report["commands"].values() for k, r in row.items() if k != "alone_s"]
+    ratios.append(report["two_trainings_at_once"]["slower_of_the_two"])
+    return 0 if max(ratios) <= TARGET_RATIO else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -218,6 +218,10 @@ def _unknown_key(key: str, fields: dict, prefix: str) -> str:
 def _checked(value: Any, hint: Any, spec: dataclasses.Field) -> tuple[Any, str | None]:
     """(the value as the key holds it, None) or (None, what is wrong with it)."""
     allowed = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    if any(typing.get_origin(kind) is dict for kind in allowed) and value is not None:
+        if not isinstance(value, dict):
+            return None, f"expected a mapping, got {describe(value)}"
+        return _checked_mapping(value)
     lists = [kind for kind in allowed if typing.get_origin(kind) is list]
     if lists and isinstance(value, list):
         item = typing.get_args(lists[0])[0]
@@ -243,6 +247,15 @@ def _checked(value: Any, hint: Any, spec: dataclasses.Field) -> tuple[Any, str |
         if problem is not None:
             return None, problem
     return value, None
+
+
+def _checked_mapping(value: dict) -> tuple[Any, str | None]:
+    """A ``{str: str}`` key's value (label names), every name non-empty text."""
+    for name, mapped in value.items():
+        for item in (name, mapped):
+            if not isinstance(item, str) or not item:
+                return None, f"expected a mapping of names to names, got {describe(item)} in it"
+    return dict(value), None
 
 
 def _out_of_range(value: int | float, spec: dataclasses.Field) -> str | None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crftag.config_loading import SHOWN_CHARS, build, parse_value, read_yaml_file
+from crftag.config_tune import TuneConfig
 from crftag.data.align import MISALIGNED_POLICIES
 from crftag.data.conll import ColumnSpec, Sentence, detect_format
 from crftag.data.labelled import read_labelled
@@ -323,6 +324,7 @@ class Config:
     vocab: VocabConfig = field(default_factory=VocabConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    tune: TuneConfig = field(default_factory=TuneConfig)  # crftag tune's search space
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -225,7 +225,9 @@ def _checked(value: Any, hint: Any, spec: dataclasses.Field) -> tuple[Any, str |
     lists = [kind for kind in allowed if typing.get_origin(kind) is list]
     if lists and isinstance(value, list):
         item = typing.get_args(lists[0])[0]
-        wrong = [inner for inner in value if not isinstance(inner, item)][:1]
+        if item is float:  # an integer is a float too, as for a float key
+            value = [float(x) if type(x) is int and x.bit_length() <= 1000 else x for x in value]
+        wrong = [inner for inner in value if not isinstance(inner, item) or type(inner) is bool]
         if not value or wrong:
             got = f"got {describe(wrong[0])} in the list" if wrong else "got an empty list"
             return None, f"expected a list of {item.__name__}, {got}"

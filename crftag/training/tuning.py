@@ -16,6 +16,7 @@ import dataclasses
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -29,6 +30,7 @@ from crftag.training.checks import check_config
 from crftag.training.loop import EpochResult
 from crftag.training.run import train
 from crftag.training.search_space import check_space, draw_config, searched
+from crftag.training.signals import StopSignals
 
 __all__ = ["STUDY_FILE", "TRIALS_FILE", "Budget", "Objective", "import_optuna", "tune"]
 
@@ -56,7 +58,8 @@ def import_optuna():
         if error.name != "optuna":
             raise
         raise CrftagError(INSTALL_HINT) from None
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    # Failed and pruned trials are in the trial table; Optuna's own warnings would repeat them.
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
     return optuna
 
 
@@ -74,28 +77,46 @@ def tune(config: Config, output_dir: str, budget: Budget, *, device: torch.devic
     finished = [t for t in study.trials if t.state.is_finished() and t.state.name != "FAIL"]
     remaining = max(0, budget.trials - len(finished))
     deadline = None if budget.minutes is None else time.monotonic() + 60 * budget.minutes
+    objective = Objective(optuna, config, keys, output_dir, device, deadline)
+    if remaining:
+        _optimize(study, objective, remaining, budget, output_dir)
+    else:
+        write_trials(study, output_dir)
+    return _finish(study, config, output_dir, device)
+
+
+def _optimize(study, objective: Objective, trials: int, budget: Budget, output_dir: str) -> None:
+    """Run ``trials`` more trials, ``budget.jobs`` at once, within the objective's deadline.
+
+    Only the main thread takes signals: a trial there stops at its next batch on SIGINT or
+    SIGTERM (as ``crftag train`` does), one in a worker thread at the end of its epoch; either
+    way the trials under way are marked failed and the study stops."""
     threads = torch.get_num_threads()
     if budget.jobs > 1:  # the cores shared out, so trials at once do not fight over them
         torch.set_num_threads(max(1, threads // budget.jobs))
-    objective = Objective(optuna, config, keys, output_dir, device, deadline)
-    try:
-        if remaining:
+    deadline = objective.deadline
+    with StopSignals() as stop_requested:
+        stop_requested.defer()
+        objective.stop_requested = stop_requested
+        try:
             study.optimize(
                 objective,
-                n_trials=remaining,
+                n_trials=trials,
                 timeout=None if deadline is None else max(0.0, deadline - time.monotonic()),
                 n_jobs=budget.jobs,
             )
-    except TrainingInterrupted as interruption:
+            signal_number = stop_requested()  # trials in threads stop, but do not raise here
+        except TrainingInterrupted as interruption:
+            signal_number = interruption.exit_code - 128
+        finally:
+            torch.set_num_threads(threads)
+            write_trials(study, output_dir)
+    if signal_number is not None:
         raise TrainingInterrupted(
-            interruption.exit_code - 128,
+            signal_number,
             f"interrupted; the finished trials are kept in {output_dir}: run the same command "
             "to continue the study",
-        ) from None
-    finally:
-        torch.set_num_threads(threads)
-        write_trials(study, output_dir)
-    return _finish(study, config, output_dir, device)
+        )
 
 
 def _open_study(optuna, config: Config, output_dir: str):
@@ -125,6 +146,7 @@ class Objective:
     def __init__(self, optuna, config, keys, output_dir, device, deadline) -> None:
         self.optuna, self.config, self.keys = optuna, config, keys
         self.output_dir, self.device, self.deadline = output_dir, device, deadline
+        self.stop_requested: Callable[[], int | None] = lambda: None  # a signal's number
 
     def __call__(self, trial) -> float:
         drawn = draw_config(trial, self.config, self.keys)
@@ -134,6 +156,10 @@ class Objective:
         stopped: list[str] = []
 
         def report(result: EpochResult) -> bool:
+            signal_number = self.stop_requested()
+            if signal_number is not None:
+                trial.study.stop()
+                raise TrainingInterrupted(signal_number, "interrupted")
             trial.report(result.dev_score, result.epoch)
             if trial.should_prune():
                 stopped.append("pruned")

@@ -3,6 +3,10 @@ best.yaml that trains; pruning and the time limit end a trial as a finished run.
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 import torch
@@ -132,3 +136,37 @@ def test_a_missing_optuna_is_one_line_saying_what_to_install(invoke, monkeypatch
         "pip install 'crftag[tune]'\n"
     )
     assert not (tmp_path / "study").exists()
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("data.dev=null", "data.dev: crftag tune chooses trials on the dev score; set a dev file"),
+        ("tune.dropout=[0.5,0.99]", "tune.dropout: expected a probability in [0, 0.95], got 0.99"),
+        ("tune.serch=[lr]", "unknown key 'tune.serch'; did you mean 'tune.search'?"),
+    ],
+)
+def test_a_bad_study_config_is_one_line_and_writes_nothing(invoke, tmp_path, setting, message):
+    result = invoke(_tune_args(tmp_path / "study", "--set", setting))
+    assert result.status == 2
+    assert result.stderr.startswith("crftag: error: ") and message in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    assert result.stdout == ""
+    assert not (tmp_path / "study").exists()
+
+
+def test_ctrl_c_stops_parallel_trials_and_the_study_continues(tmp_path):
+    """A real SIGINT to `crftag tune --jobs 2`: the trials under way (in worker threads) stop at
+    their epoch's end and are marked failed, the command exits 130, and a rerun continues."""
+    study = tmp_path / "study"
+    args = _tune_args(study, "--trials", "2", "--jobs", "2", "--set", "train.epochs=200")
+    process = subprocess.Popen([sys.executable, "-m", "crftag", *args], stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not (study / "trials" / "001" / "model.pt").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)  # both trials have finished an epoch
+    process.send_signal(signal.SIGINT)
+    _, errors = process.communicate(timeout=120)
+    assert process.returncode == 130, errors.decode()
+    assert b"run the same command to continue the study" in errors
+    assert b"Traceback" not in errors
+    assert [t["state"] for t in _trials(study)] == ["fail", "fail"]

@@ -233,6 +233,11 @@ def _checked(value: Any, hint: Any, spec: dataclasses.Field) -> tuple[Any, str |
             return None, f"expected a list of {item.__name__}, {got}"
         return value, None
     base = next(kind for kind in allowed if kind is not type(None))
+    if typing.get_origin(base) is list and value is not None:  # a key that holds only a list
+        return (
+            None,
+            f"expected a list of {typing.get_args(base)[0].__name__}, got {describe(value)}",
+        )
     if value is None:
         return None, None if type(None) in allowed else f"expected {base.__name__}, got null"
     number = base in (int, float)

@@ -66,3 +66,10 @@ def test_a_drawn_config_takes_the_trials_values(tiny_config):
         "adam",
     )
     assert config.model.dropout == tiny_config().model.dropout  # not searched, kept
+
+
+def test_a_range_given_as_one_number_is_refused_on_loading(tiny_config):
+    with pytest.raises(CrftagError, match=r"tune.lr: expected a list of float, got float 0.1$"):
+        tiny_config(tune__lr=0.1)
+    with pytest.raises(CrftagError, match=r"tune.hidden_size: expected a list of int, got bool"):
+        tiny_config(tune__hidden_size=[True])

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crftag.config_loading import SHOWN_CHARS, build, parse_value, read_yaml_file
+from crftag.config_tune import TuneConfig
 from crftag.data.align import MISALIGNED_POLICIES
 from crftag.data.conll import ColumnSpec, Sentence, detect_format
 from crftag.data.labelled import read_labelled
@@ -305,6 +306,16 @@ class TrainConfig:
     )
     init_from: str | None = _key(None, "A trained model to start from (docs/adaptation.md).")
     rehearsal: str | None = _key(None, "Old labelled data to train on beside (docs/adaptation.md).")
+    label_map: dict[str, str] | None = _key(
+        None,
+        "With `init_from`: `{new: old}` label types, e.g. `{person: PER}`; each new label's "
+        "output weights and transitions start from the old label's (B/I/E/S alike).",
+    )
+    drop_old_labels: bool = _key(
+        False,
+        "With `init_from`: leave out of the output the model's labels that the training data "
+        "lacks, so they are no longer predicted.",
+    )
 
 
 @dataclass(frozen=True)
@@ -313,6 +324,7 @@ class Config:
     vocab: VocabConfig = field(default_factory=VocabConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    tune: TuneConfig = field(default_factory=TuneConfig)  # crftag tune's search space
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -328,9 +340,12 @@ _PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings",)}
 _PATH_KEYS["train"] = ("init_from", "rehearsal")  # a bundled model's name: see init_from.py
 
 
-def load_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Config:
+def load_config(
+    path: str, overrides: list[str] | tuple[str, ...] = (), *, defaults: dict | None = None
+) -> Config:
     """Read ``path``, apply ``--set section.key=value`` overrides, validate; raises CrftagError
-    naming every mistake of the file and the overrides, one a line."""
+    naming every mistake of the file and the overrides, one a line. ``defaults`` (``{section:
+    {key: value}}``) replace the built-in defaults of the keys that neither sets."""
     raw, errors = read_yaml_file(path)
     if raw is None:
         raw = {}
@@ -348,6 +363,9 @@ def load_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Confi
         problem = _apply_override(raw, override)
         if problem is not None:
             errors.append(f"--set {override[:SHOWN_CHARS]}: {problem}")
+    for section, values in (defaults or {}).items():
+        given = raw.get(section)
+        raw[section] = {**values, **given} if isinstance(given, dict) else given or values
     return build(Config, raw, path, errors)
 
 

@@ -218,15 +218,26 @@ def _unknown_key(key: str, fields: dict, prefix: str) -> str:
 def _checked(value: Any, hint: Any, spec: dataclasses.Field) -> tuple[Any, str | None]:
     """(the value as the key holds it, None) or (None, what is wrong with it)."""
     allowed = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    if any(typing.get_origin(kind) is dict for kind in allowed) and value is not None:
+        if not isinstance(value, dict):
+            return None, f"expected a mapping, got {describe(value)}"
+        return _checked_mapping(value)
     lists = [kind for kind in allowed if typing.get_origin(kind) is list]
     if lists and isinstance(value, list):
         item = typing.get_args(lists[0])[0]
-        wrong = [inner for inner in value if not isinstance(inner, item)][:1]
+        if item is float:  # an integer is a float too, as for a float key
+            value = [float(x) if type(x) is int and x.bit_length() <= 1000 else x for x in value]
+        wrong = [inner for inner in value if not isinstance(inner, item) or type(inner) is bool]
         if not value or wrong:
             got = f"got {describe(wrong[0])} in the list" if wrong else "got an empty list"
             return None, f"expected a list of {item.__name__}, {got}"
         return value, None
     base = next(kind for kind in allowed if kind is not type(None))
+    if typing.get_origin(base) is list and value is not None:  # a key that holds only a list
+        return (
+            None,
+            f"expected a list of {typing.get_args(base)[0].__name__}, got {describe(value)}",
+        )
     if value is None:
         return None, None if type(None) in allowed else f"expected {base.__name__}, got null"
     number = base in (int, float)
@@ -243,6 +254,15 @@ def _checked(value: Any, hint: Any, spec: dataclasses.Field) -> tuple[Any, str |
         if problem is not None:
             return None, problem
     return value, None
+
+
+def _checked_mapping(value: dict) -> tuple[Any, str | None]:
+    """A ``{str: str}`` key's value (label names), every name non-empty text."""
+    for name, mapped in value.items():
+        for item in (name, mapped):
+            if not isinstance(item, str) or not item:
+                return None, f"expected a mapping of names to names, got {describe(item)} in it"
+    return dict(value), None
 
 
 def _out_of_range(value: int | float, spec: dataclasses.Field) -> str | None:

@@ -75,6 +75,8 @@ def render(config_class: type = Config) -> str:
 
 
 def _default(spec: dataclasses.Field) -> str:
+    if spec.default_factory is not dataclasses.MISSING:  # a list (the tune section's)
+        return f"`{_yaml(spec.default_factory())}`"
     if spec.default is dataclasses.MISSING:
         return "(required)"
     return f"`{_yaml(spec.default)}`"
@@ -85,6 +87,8 @@ def _yaml(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_yaml(item) for item in value) + "]"
     return str(value)
 
 
@@ -93,8 +97,8 @@ def _allowed(spec: dataclasses.Field, hint: Any) -> str:
     choices = spec.metadata.get("choices")
     if choices:
         return ", ".join(f"`{choice}`" for choice in choices)
-    if not {int, float} & set(typing.get_args(hint) or (hint,)):
-        return ""
+    if typing.get_origin(hint) is list or not {int, float} & set(typing.get_args(hint) or (hint,)):
+        return ""  # a list's values are checked as those of the key it is for
     minimum, maximum = minimum_of(spec), maximum_of(spec)
     if maximum is None:
         return f">= {minimum}"

@@ -16,6 +16,7 @@ from crftag.errors import CrftagError
 
 __all__ = [
     "learning_curves",
+    "optimisation_history",
     "read_history",
     "reliability_diagram",
     "run_names",
@@ -242,6 +243,54 @@ def _text_panel(
     axis = "1".ljust(width - len(str(last_epoch))) + str(last_epoch) if last_epoch > 1 else "1"
     lines.append(" " * 11 + axis + "  epoch")
     return "\n".join(lines)
+
+
+def optimisation_history(trials: list[dict], path: str) -> None:
+    """Draw a ``crftag tune`` study (``trials.json``'s list) to the PNG file ``path``: each
+    finished trial's dev score by trial number, the best so far as a step line, and each
+    trial's dev score per epoch beside (pruned trials' curves stop early, dashed)."""
+    figure = _figure(width=11, height=4.3)
+    history_axes, epoch_axes = figure.subplots(1, 2)
+    complete = [t for t in trials if t["state"] == "complete" and t["dev"] is not None]
+    if complete:
+        numbers = [t["number"] for t in complete]
+        scores = [100 * t["dev"] for t in complete]
+        best = [max(scores[: i + 1]) for i in range(len(scores))]
+        history_axes.plot(numbers, scores, "o", color="C0", label="trial's best dev score")
+        history_axes.step(numbers, best, where="post", color="C3", label="best so far")
+        pruned = [t for t in trials if t["state"] == "pruned" and t["dev"] is not None]
+        if pruned:
+            history_axes.plot(
+                [t["number"] for t in pruned],
+                [100 * t["dev"] for t in pruned],
+                "x",
+                color="0.5",
+                label="pruned (last dev score)",
+            )
+        history_axes.legend(fontsize=8)
+    else:
+        history_axes.text(0.5, 0.5, "no finished trial", ha="center", va="center")
+    for trial in trials:
+        epochs = sorted(trial["dev_per_epoch"].items(), key=lambda item: int(item[0]))
+        if epochs:
+            style = "-" if trial["state"] == "complete" else "--"
+            epoch_axes.plot(
+                [int(epoch) for epoch, _ in epochs],
+                [100 * score for _, score in epochs],
+                style,
+                marker="o",
+                markersize=3,
+                alpha=0.7,
+            )
+    history_axes.set_title("optimisation history", fontsize=10)
+    history_axes.set_xlabel("trial")
+    epoch_axes.set_title("dev score per epoch of each trial (dashed: pruned)", fontsize=10)
+    epoch_axes.set_xlabel("epoch")
+    for axes in (history_axes, epoch_axes):
+        axes.set_ylabel("dev score (%)")
+        axes.grid(alpha=0.3)
+        axes.xaxis.get_major_locator().set_params(integer=True)
+    _save(figure, path)
 
 
 def _best_epoch(history: list[dict]) -> dict | None:

@@ -23,6 +23,7 @@ LAYERS = {
     "crf": 1,
     "runtime": 2,  # tagging in NumPy: imports data and crf's torch-free modules, never torch
     "config": 2,
+    "config_tune": 2,  # the tune section: crftag tune's search space
     "config_loading": 2,  # strict YAML and the checks of values against the config's fields
     "config_reference": 3,
     "nn": 3,

@@ -32,11 +32,14 @@ def refusal(path, overrides=()) -> list[str]:
 
 
 def numeric_keys(kind):
-    """(section, key, field) of every key whose type holds ``kind`` (int or float)."""
+    """(section, key, field) of every key whose type holds ``kind`` (int or float); a list's
+    numbers (the tune section's) are checked as those of the key each is for."""
     found = []
     for section, section_class in typing.get_type_hints(Config).items():
         hints = typing.get_type_hints(section_class)
         for spec in dataclasses.fields(section_class):
+            if typing.get_origin(hints[spec.name]) is list:
+                continue
             if kind in (typing.get_args(hints[spec.name]) or (hints[spec.name],)):
                 found.append((section, spec.name, spec))
     return found

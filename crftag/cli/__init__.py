@@ -26,6 +26,7 @@ from crftag.cli.serving import serve
 from crftag.cli.streams import OUTPUT_ERRNOS, prepare_streams, silence_stdout
 from crftag.cli.tagging import merge, predict
 from crftag.cli.training import train
+from crftag.cli.tuning import tune
 from crftag.errors import CrftagError, TrainingInterrupted
 
 app = typer.Typer(
@@ -60,6 +61,7 @@ app.command()(export)
 app.command()(convert)
 app.command()(serve)
 app.command()(plot)
+app.command()(tune)
 
 
 def run(args: list[str] | None = None) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Annotated
 
 import typer
@@ -33,14 +35,29 @@ def plot(
         bool, typer.Option("--text", help="Print the curves as text on the terminal (stdout).")
     ] = False,
 ) -> None:
-    """Draw the dev score and the training loss per epoch of one or several runs."""
+    """Draw the dev score and the training loss per epoch of one or several runs, or the
+    optimisation history of a crftag tune study directory."""
     from crftag.plots import learning_curves, read_history, run_names, text_curves
 
     if output is None and not text:
         raise CrftagError("nowhere to draw: give -o FILE.png, or --text for the terminal")
+    if len(runs) == 1 and os.path.isfile(os.path.join(runs[0], "trials.json")):
+        _plot_study(runs[0], output)
+        return
     named = list(zip(run_names(runs), [read_history(run) for run in runs], strict=True))
     if text:
         typer.echo(text_curves(named))
     if output is not None:
         learning_curves(named, output)
         typer.echo(f"wrote {output} ({len(named)} run{'s' if len(named) > 1 else ''})", err=True)
+
+
+def _plot_study(study_dir: str, output: str | None) -> None:
+    from crftag.plots import optimisation_history
+
+    if output is None:
+        raise CrftagError(f"{study_dir}: a study is drawn to a PNG file: give -o FILE.png")
+    with open(os.path.join(study_dir, "trials.json"), encoding="utf-8") as handle:
+        trials = json.load(handle)
+    optimisation_history(trials, output)
+    typer.echo(f"wrote {output} ({len(trials)} trials)", err=True)

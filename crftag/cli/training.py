@@ -46,8 +46,8 @@ def train(
     at a time trains in a directory. SIGINT (Ctrl-C) or SIGTERM writes a resumable checkpoint
     and exits with 130 or 143; `crftag train --resume DIR` continues the run where it stopped.
     """
-    from crftag.config import load_config
     from crftag.inference.loading import resolve_device
+    from crftag.training.init_from import load_training_config
     from crftag.training.run import train as run_training
 
     if resume is not None:
@@ -66,7 +66,7 @@ def train(
         settings = list(overrides or [])
         if seed is not None:
             settings.append(f"train.seed={seed}")
-        loaded_config = load_config(config, settings)
+        loaded_config = load_training_config(config, settings)
         resolved = resolve_device(device.value)
         metrics = run_training(
             loaded_config,

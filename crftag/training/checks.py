@@ -164,8 +164,11 @@ def check_model_settings(config: Config) -> None:
 
 
 def check_schedule(config: Config) -> None:
-    """Settings that only make sense together with the epoch limit."""
+    """Settings that only make sense together with others."""
     settings = config.train
+    if settings.init_from is None and (settings.label_map or settings.drop_old_labels):
+        key = "train.label_map" if settings.label_map else "train.drop_old_labels"
+        raise CrftagError(f"{key}: says which old labels to start from, and needs train.init_from")
     if settings.average_from > settings.epochs:
         raise CrftagError(
             f"train.average_from: {settings.average_from} is after the last epoch "

@@ -18,18 +18,23 @@ import sys
 import torch
 
 from crftag.checkpoint import LoadedModel, load_model
-from crftag.config import Config, ModelConfig
+from crftag.config import TRAIN_SCHEMES, Config, ModelConfig, load_config
 from crftag.data.conll import Sentence
-from crftag.data.vocab import Vocabularies
+from crftag.data.vocab import Vocabularies, Vocabulary
 from crftag.errors import CrftagError
+from crftag.inference.loading import is_exported
 from crftag.nn.taggers import CRFTagger
-from crftag.registry import BUNDLED_MODELS
+from crftag.registry import BUNDLED_MODELS, resolve_model_path
+from crftag.training.exported_base import load_exported
+from crftag.training.label_map import plan_tags
 
 __all__ = [
     "ARCHITECTURE_KEYS",
+    "base_defaults",
     "check_architecture",
     "copy_weights",
     "load_base",
+    "load_training_config",
     "merge_vocabularies",
     "rehearsal_file",
 ]
@@ -41,8 +46,44 @@ ARCHITECTURE_KEYS = tuple(
     [f"model.{f.name}" for f in dataclasses.fields(ModelConfig) if f.name not in _FREE_MODEL_KEYS]
     + ["vocab.lowercase", "vocab.normalize_digits"]  # how words are looked up in the old rows
 )
+# Keys a base model's own value is not taken for: its vectors' path is the machine it was
+# trained on's, and the new words' vectors are a choice for the new data.
+_NOT_INHERITED = ("embeddings", "freeze_embeddings")
 # The CRF's constraint buffers follow the tag set; build_model makes them for the merged one.
 _REBUILT = ("crf.allowed", "crf.allowed_start", "crf.allowed_end")
+# The dimensions of each weight that run over the tags (the others run over words, characters
+# or units, whose old rows lead the new model's).
+_TAG_DIMENSIONS = {
+    "projection.weight": (0,),
+    "projection.bias": (0,),
+    "crf.transitions": (0, 1),
+    "crf.start_transitions": (0,),
+    "crf.end_transitions": (0,),
+    "weights": (1,),  # the feature CRF's (buckets + 1, tags)
+}
+
+
+def load_training_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Config:
+    """:func:`crftag.config.load_config`, where a config with ``train.init_from`` takes the
+    model's architecture for every key it does not set (:func:`base_defaults`); keys it sets
+    to other values are refused when training starts (:func:`check_architecture`)."""
+    config = load_config(path, overrides)
+    if config.train.init_from is None:
+        return config
+    return load_config(path, overrides, defaults=base_defaults(load_base(config)))
+
+
+def base_defaults(base: LoadedModel) -> dict:
+    """The base model's architecture as config values (``{section: {key: value}}``): its whole
+    ``model`` section but the vectors, how it looks words up, and its training scheme."""
+    theirs = base.config.to_dict()
+    defaults = {
+        "model": {k: v for k, v in theirs["model"].items() if k not in _NOT_INHERITED},
+        "vocab": {k: theirs["vocab"][k] for k in ("lowercase", "normalize_digits")},
+    }
+    if base.train_scheme in TRAIN_SCHEMES:
+        defaults["data"] = {"train_scheme": base.train_scheme}
+    return defaults
 
 
 def load_base(config: Config) -> LoadedModel:
@@ -54,7 +95,9 @@ def load_base(config: Config) -> LoadedModel:
     if not os.path.exists(name) and os.path.basename(name) in BUNDLED_MODELS:
         name = os.path.basename(name)
     try:
-        return load_model(name)
+        if not os.path.exists(name) or not is_exported(resolve_model_path(name)):
+            return load_model(name)
+        return load_exported(resolve_model_path(name))
     except CrftagError as error:
         raise CrftagError(f"train.init_from: {error}") from None
 
@@ -72,43 +115,89 @@ def check_architecture(config: Config, base: LoadedModel, train_scheme: str) -> 
     if differ:
         raise CrftagError(
             f"train.init_from {config.train.init_from}: the config's architecture differs from "
-            f"the model's on {', '.join(differ)}; set these keys to the model's values"
+            f"the model's on {', '.join(differ)}; leave these keys out (the model's values are "
+            "taken) or set them to the model's values"
         )
 
 
-def merge_vocabularies(base: Vocabularies, new: Vocabularies) -> Vocabularies:
-    """``base``'s vocabularies with ``new``'s symbols that it lacks appended (words, characters;
-    tags sorted), so every old symbol keeps its index."""
+def merge_vocabularies(base: Vocabularies, new: Vocabularies, config: Config) -> Vocabularies:
+    """``base``'s vocabularies with ``new``'s symbols that it lacks appended (words, characters),
+    so every old symbol keeps its index; the tags as :func:`plan_tags` lays them out under
+    ``train.label_map`` and ``train.drop_old_labels``."""
     merged = Vocabularies.from_state(base.to_state())
     merged.words.extend(new.words.symbols)
     merged.chars.extend(new.chars.symbols)
-    merged.tags.extend(sorted(set(new.tags.symbols) - set(base.tags.symbols)))
+    tags = plan_tags(
+        base.tags.symbols,
+        new.tags.symbols,
+        config.train.label_map,
+        drop_old=config.train.drop_old_labels,
+    )
+    merged.tags = Vocabulary(tags, has_unknown=base.tags.has_unknown)
     added = {
-        kind: len(getattr(merged, kind)) - len(getattr(base, kind))
-        for kind in ("words", "chars", "tags")
+        kind: len(getattr(merged, kind)) - len(getattr(base, kind)) for kind in ("words", "chars")
     }
-    new_tags = " ".join(merged.tags.symbols[len(base.tags) :])
+    new_tags = [tag for tag in tags if tag not in base.tags]
+    dropped = [tag for tag in base.tags.symbols if tag not in merged.tags]
     print(
         f"init_from: {added['words']} new words, {added['chars']} new characters, "
-        f"{added['tags']} new tags{': ' + new_tags if new_tags else ''}",
+        f"{len(new_tags)} new tags{': ' + ' '.join(new_tags) if new_tags else ''}"
+        f"{'; dropped ' + ' '.join(dropped) if dropped else ''}",
         file=sys.stderr,
     )
     return merged
 
 
-def copy_weights(model: CRFTagger, base: CRFTagger) -> None:
-    """Copy every weight of ``base`` into the leading block of ``model``'s (the old words',
-    characters' and tags' rows); the rest of ``model`` keeps its fresh initialisation."""
+def copy_weights(
+    model: CRFTagger, base: CRFTagger, sources: list[int | None] | None = None
+) -> None:
+    """Copy every weight of ``base`` into ``model``: along the words, characters and units, into
+    the leading block; along the tags, tag ``i`` of ``model`` from tag ``sources[i]`` of ``base``
+    (:func:`crftag.training.label_map.tag_sources`; by default the old tags lead the new
+    ones). The rest of ``model`` keeps its fresh initialisation."""
     state = model.state_dict()
     with torch.no_grad():
         for name, old in base.state_dict().items():
             if name in _REBUILT:
                 continue
             target = state[name]
-            if any(o > n for o, n in zip(old.shape, target.shape, strict=True)):
+            dimensions = _TAG_DIMENSIONS.get(name, ()) if sources is not None else ()
+            if any(
+                o > n
+                for d, (o, n) in enumerate(zip(old.shape, target.shape, strict=True))
+                if d not in dimensions
+            ):
                 raise AssertionError(f"{name}: {tuple(old.shape)} does not fit {target.shape}")
-            target[tuple(slice(0, size) for size in old.shape)] = old.to(target.dtype)
+            _copy_block(target, old.to(target.dtype), dimensions, sources)
     model.load_state_dict(state)
+
+
+def _copy_block(
+    target: torch.Tensor, old: torch.Tensor, dimensions: tuple, sources: list[int | None] | None
+) -> None:
+    """``target``'s leading block of ``old``'s shape set to ``old``, except along
+    ``dimensions``, where entry ``i`` comes from ``old``'s entry ``sources[i]`` (if any)."""
+    if not dimensions:
+        target[tuple(slice(0, size) for size in old.shape)] = old
+        return
+    assert sources is not None
+    rows = torch.tensor([i for i, s in enumerate(sources) if s is not None], dtype=torch.long)
+    picked = torch.tensor([s for s in sources if s is not None], dtype=torch.long)
+    if not len(rows):
+        return
+    for dimension in dimensions:
+        old = old.index_select(dimension, picked)
+    # Each tag dimension gets the row indices, shaped to broadcast against the other tag
+    # dimensions (transitions: rows down, rows across).
+    index = []
+    for dimension, size in enumerate(old.shape):
+        if dimension in dimensions:
+            shape = [1] * len(dimensions)
+            shape[dimensions.index(dimension)] = -1
+            index.append(rows.view(shape))
+        else:
+            index.append(slice(0, size))
+    target[tuple(index)] = old
 
 
 def rehearsal_file(config: Config, count: int) -> tuple[str, list[Sentence]]:

@@ -53,6 +53,7 @@ def train(
     show_progress: bool = True,
     resume: bool = False,
     overwrite: bool = False,
+    on_epoch: Callable[[EpochResult], bool] | None = None,
 ) -> dict:
     """Train and write ``output_dir/model.pt`` and ``output_dir/metrics.json``; return metrics.
 
@@ -60,7 +61,9 @@ def train(
     directory holding an earlier run is refused unless ``overwrite``, whose files are removed
     once the new run is set up; the directory is locked while the run lasts
     (:mod:`crftag.training.rundir`). SIGINT or SIGTERM stops the run after writing
-    ``resume.pt`` (:class:`StopSignals`).
+    ``resume.pt`` (:class:`StopSignals`). ``on_epoch``, if given, is called with each epoch's
+    result instead of printing it; when it returns True the run ends there as if it had run its
+    last epoch (``crftag tune`` prunes trials so).
     """
     if resume and overwrite:
         raise CrftagError("--overwrite starts a new run and --resume continues one: give one")
@@ -86,6 +89,7 @@ def train(
                     resume_state=resume_state,
                     overwrite=overwrite,
                     stop_requested=stop_requested,
+                    on_epoch=on_epoch,
                     show_progress=show_progress,
                 )
             finally:
@@ -102,6 +106,7 @@ def _train_run(
     overwrite: bool,
     stop_requested: StopSignals,
     show_progress: bool,
+    on_epoch: Callable[[EpochResult], bool] | None = None,
 ) -> dict:
     """The run itself, in a held run directory and a joined process group."""
     fingerprint = resume_state["fingerprint"] if resume_state else data_fingerprint(config)
@@ -129,7 +134,10 @@ def _train_run(
         show_progress=show_progress,
     )
     for result in epochs:
-        if group.main:
+        if on_epoch is not None:
+            if on_epoch(result):
+                break
+        elif group.main:
             print(format_epoch(result), file=sys.stderr, flush=True)
     return _finish(run, output_dir, test)
 

@@ -40,6 +40,7 @@ from crftag.training.init_from import (
     merge_vocabularies,
     rehearsal_file,
 )
+from crftag.training.label_map import tag_sources
 from crftag.training.optimizers import make_optimizer
 from crftag.training.state import RESUME_FILE, BestScoreTracker, RunState, check_resume_fits
 from crftag.training.step import epoch_batches
@@ -117,7 +118,10 @@ def start_run(
     if embeddings is not None:
         initialise_embeddings(model, vocabularies, embeddings)
     if base is not None:
-        copy_weights(model, base.model)
+        sources = tag_sources(
+            vocabularies.tags.symbols, base.vocabularies.tags.symbols, config.train.label_map
+        )
+        copy_weights(model, base.model, sources)
     train_words = training.words
     set_trained_rows(model, config, train_words)
     use_fast_training(model, config.train.fast_encoder)
@@ -168,7 +172,7 @@ def _vocabularies(
         if config.train.init_from is not None:
             base = load_base(config)
             check_architecture(config, base, train_scheme)
-            vocabularies = merge_vocabularies(base.vocabularies, vocabularies)
+            vocabularies = merge_vocabularies(base.vocabularies, vocabularies, config)
         if config.model.embeddings is not None:
             embeddings = read_embeddings(
                 config.model.embeddings,

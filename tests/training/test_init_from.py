@@ -1,15 +1,17 @@
 """Starting from a trained model (train.init_from): merged vocabularies, weights carried over,
 a new label learned, architecture mismatches refused in one line; rehearsal of old data."""
 
+import dataclasses
+
 import pytest
 import torch
 
-from crftag.checkpoint import load_model
+from crftag.checkpoint import export_arrays, load_model
 from crftag.config import load_config
 from crftag.data.conll import Sentence
 from crftag.errors import CrftagError
 from crftag.training.corpus import read_training_files
-from crftag.training.init_from import copy_weights, load_base
+from crftag.training.init_from import copy_weights, load_base, load_training_config
 from crftag.training.run import train_in_memory
 from crftag.training.setup import start_run
 
@@ -132,10 +134,7 @@ def test_the_bundled_en_ner_learns_an_extra_label(tmp_path, invoke):
     ]
     (tmp_path / "products.conll").write_text("\n".join(blocks * 3))
     (tmp_path / "adapt.yaml").write_text(
-        "data: {train: products.conll, dev: null}\n"
-        "model: {word_dim: 50, char_encoder: lstm, char_dim: 25, char_size: 25,"
-        " hidden_size: 200, document_context: true}\n"
-        "train: {init_from: en-ner, epochs: 4}\n"
+        "data: {train: products.conll, dev: null}\ntrain: {init_from: en-ner, epochs: 4}\n"
     )
     run = tmp_path / "run"
     trained = invoke(["train", str(tmp_path / "adapt.yaml"), "-o", str(run), "-q"])
@@ -143,3 +142,47 @@ def test_the_bundled_en_ner_learns_an_extra_label(tmp_path, invoke):
     result = invoke(["predict", "-m", str(run)], "Anna Schulz bought a Veltrix in Rome .\n")
     expected = "Anna B-PER Schulz I-PER bought O a O Veltrix B-PROD in O Rome B-LOC . O"
     assert result.stdout.split() == expected.split()
+
+
+def _write_config(tmp_path, base, extra=""):
+    path = tmp_path / "adapt.yaml"
+    path.write_text(f"data: {{train: x.conll}}\n{extra}train: {{init_from: {base}}}\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("mode", ["run directory", "checkpoint", "export"])
+def test_a_config_without_a_model_section_takes_the_models(tmp_path, sample_model, mode):
+    old = load_model(str(sample_model))
+    base = {
+        "run directory": str(sample_model),
+        "checkpoint": str(sample_model / "model.pt"),
+        "export": str(tmp_path / "model.npz"),
+    }[mode]
+    if mode == "export":
+        export_arrays(base, old)
+    config = load_training_config(_write_config(tmp_path, base))
+    theirs = old.config.model
+    assert config.model == dataclasses.replace(theirs, embeddings=None, freeze_embeddings=False)
+    assert config.model.hidden_size == 32  # the tiny model's, not the default 200
+    assert (config.vocab.lowercase, config.data.train_scheme) == (False, old.train_scheme)
+    loaded = load_base(config)
+    for name, weight in old.model.state_dict().items():
+        assert torch.equal(loaded.model.state_dict()[name], weight), name
+
+
+def test_keys_allowed_to_differ_are_kept_and_others_still_refused(tmp_path, sample_model):
+    config = load_training_config(
+        _write_config(tmp_path, sample_model, "model: {dropout: 0.1}\n"), ["model.hidden_size=16"]
+    )
+    assert config.model.dropout == 0.1
+    assert config.model.word_dim == 32  # the model's
+    with pytest.raises(CrftagError, match=r"model.hidden_size 16 \(model: 32\); leave these keys"):
+        start_run(config, [("<memory>", _product_sentences())], device=torch.device("cpu"))
+
+
+@pytest.mark.parametrize("name", ["en-ner", "en-pos"])
+def test_the_bundled_models_architecture_is_taken(tmp_path, name):
+    config = load_training_config(_write_config(tmp_path, name))
+    assert config.model == dataclasses.replace(
+        load_model(name).config.model, embeddings=None, freeze_embeddings=False
+    )

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from crftag.data.conll import open_binary, read_lines, shown, source_name
+from crftag.data.labels import check_label
 from crftag.errors import CrftagError, located
 
 __all__ = [
@@ -309,6 +310,7 @@ def _brat_spans(path: str, text: str) -> list[CharSpan]:
                 )
                 raise located(path, number, problem)
             label, start, end = kind[0], kind[1], kind[2]
+            check_label(label, f"{path}:{number}")
             # ASCII digits: str.isdigit also takes superscripts, which int() refuses.
             digits = all(value.isascii() and value.isdigit() for value in (start, end))
             if not digits or not 0 <= int(start) < int(end) <= len(text):
@@ -326,7 +328,10 @@ def _brat_spans(path: str, text: str) -> list[CharSpan]:
 
 
 def write_brat(folder: str, name: str, document: Document) -> None:
-    """``NAME.txt`` (the text exactly) and ``NAME.ann`` (a ``T`` line per span) in ``folder``."""
+    """``NAME.txt`` (the text exactly) and ``NAME.ann`` (a ``T`` line per span) in ``folder``;
+    a label that a brat type cannot hold is an error, before anything is written."""
+    for label in {span.label for span in document.spans}:
+        check_label(label, document.where())
     with open(os.path.join(folder, name + ".txt"), "w", encoding="utf-8", newline="") as stream:
         stream.write(document.text)
     with open(os.path.join(folder, name + ".ann"), "w", encoding="utf-8", newline="") as stream:

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from crftag.data.labels import label_problem
 from crftag.errors import CrftagError, located
 
 __all__ = [
@@ -364,6 +365,8 @@ def _pick(
         )
     word = fields[spec.word_column]
     tag = fields[spec.tag_column] if spec.tag_column is not None else None
+    if tag is not None and (problem := label_problem(tag)) is not None:
+        raise located(source, number, f"tag {tag!r} {problem}")
     return word, tag
 
 

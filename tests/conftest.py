@@ -1,6 +1,7 @@
 import importlib.util
 import io
 import os
+import signal
 import sys
 
 import pytest
@@ -137,3 +138,17 @@ def compiled_loops():
     if os.environ.get("CRFTAG_REQUIRE_COMPILED"):
         pytest.fail("CRFTAG_REQUIRE_COMPILED is set but crftag.runtime._lstm was not built")
     pytest.skip("the compiled BiLSTM loops were not built in this install")
+
+
+@pytest.fixture
+def no_hang():
+    """Fail a test that blocks (on a FIFO, say) for more than 60 seconds, instead of hanging."""
+
+    def expire(signum, frame):
+        raise TimeoutError("blocked for 60 s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(60)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)

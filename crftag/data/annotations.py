@@ -16,11 +16,13 @@ from typing import BinaryIO
 from crftag.data.conll import open_binary, read_lines, shown, source_name
 from crftag.data.label_studio import label_studio_records
 from crftag.data.labels import check_label
+from crftag.data.paths import check_regular_file
 from crftag.errors import CrftagError, located
 
 __all__ = [
     "CharSpan",
     "Document",
+    "brat_names",
     "check_overlaps",
     "format_span_jsonl",
     "read_annotations",
@@ -289,8 +291,25 @@ def read_brat(folder: str) -> Iterator[Document]:
     name. brat writes an ``.ann`` for every document (empty when it has no spans), so a missing
     one is an error, as is a folder without any. Relations, events, attributes and notes are not
     spans and are passed over; a discontinuous span is an error."""
-    names = sorted(n[:-4] for n in os.listdir(folder) if n.endswith(".txt"))
-    annotated = sorted(n[:-4] for n in os.listdir(folder) if n.endswith(".ann"))
+    for name in brat_names(folder):
+        path = os.path.join(folder, name + ".txt")
+        with open(path, "rb") as stream:
+            text = read_document_text(stream, path)
+        annotation = os.path.join(folder, name + ".ann")
+        yield Document(
+            text, tuple(sorted(_brat_spans(annotation, text))), source=annotation, id=name
+        )
+
+
+def brat_names(folder: str) -> list[str]:
+    """The NAME of each ``NAME.txt`` and ``NAME.ann`` pair of a brat folder, sorted; an error
+    for a folder without any, a file without its pair, or one that is not a regular file."""
+    try:
+        entries = os.listdir(folder)
+    except OSError as error:
+        raise CrftagError(f"{folder}: cannot list the folder ({error.strerror})") from None
+    names = sorted(n[:-4] for n in entries if n.endswith(".txt"))
+    annotated = sorted(n[:-4] for n in entries if n.endswith(".ann"))
     if not annotated:
         raise CrftagError(f"{folder}: is a directory, and holds no brat .ann files")
     for name in sorted(set(names) ^ set(annotated)):
@@ -300,13 +319,9 @@ def read_brat(folder: str) -> Iterator[Document]:
             "a .txt and an .ann, empty if need be, for every document)"
         )
     for name in names:
-        path = os.path.join(folder, name + ".txt")
-        with open(path, "rb") as stream:
-            text = read_document_text(stream, path)
-        annotation = os.path.join(folder, name + ".ann")
-        yield Document(
-            text, tuple(sorted(_brat_spans(annotation, text))), source=annotation, id=name
-        )
+        check_regular_file(os.path.join(folder, name + ".txt"))
+        check_regular_file(os.path.join(folder, name + ".ann"))
+    return names
 
 
 def read_document_text(stream: BinaryIO, source: str) -> str:

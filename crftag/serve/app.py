@@ -78,6 +78,7 @@ class TaggingApp:
                 self.draining = True
                 if self.batcher is not None:
                     await self.batcher.stop()
+                self.metrics.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

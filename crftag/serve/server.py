@@ -51,7 +51,7 @@ def _app(settings: ServeSettings, models: list[ServedModel] | None) -> TaggingAp
         names = ", ".join(model.name for model in loaded)
         print(
             f"crftag: serving {names} on http://{settings.host}:{settings.port} "
-            f"(pid {os.getpid()}; POST /predict, GET /health /models /metrics)",
+            f"(pid {os.getpid()}; POST /predict, GET /health /models /metrics /openapi.json)",
             file=sys.stderr,
             flush=True,
         )

@@ -123,8 +123,9 @@ def check_data_files(config: Config) -> None:
     """The data files exist: regular files (never a FIFO, socket or device, which a run that
     reads its files more than once cannot use), or folders of brat files for ``data.format``
     brat or auto."""
-    named = [("train", path) for path in training_files(config)]
-    named += [("dev", config.data.dev), ("test", config.data.test)]
+    named = [("data.train", path) for path in training_files(config)]
+    named += [("data.dev", config.data.dev), ("data.test", config.data.test)]
+    named += [("train.rehearsal", config.train.rehearsal)]
     folders_allowed = config.data.format in ("auto", "brat")
     for name, path in named:
         if path is None or is_regular_file(path):
@@ -133,7 +134,7 @@ def check_data_files(config: Config) -> None:
             try:
                 brat_names(path)
             except CrftagError as error:
-                raise CrftagError(f"data.{name}: {error}") from None
+                raise CrftagError(f"{name}: {error}") from None
             continue
         if os.path.isdir(path):
             what = f"is a directory, and data.format is {config.data.format}"
@@ -141,7 +142,10 @@ def check_data_files(config: Config) -> None:
             what = "no such file" if config.data.format != "brat" else "no such folder"
         else:
             what = f"{not_regular(path)}, expected a regular file"
-        raise CrftagError(f"data.{name}: {path}: {what}")
+        raise CrftagError(f"{name}: {path}: {what}")
+    vectors = config.model.embeddings
+    if vectors is not None and os.path.lexists(vectors) and not is_regular_file(vectors):
+        raise CrftagError(f"model.embeddings: {vectors}: {not_regular(vectors)}, expected a file")
 
 
 def check_model_settings(config: Config) -> None:

@@ -1,6 +1,7 @@
 import importlib.util
 import io
 import os
+import signal
 import sys
 
 import pytest
@@ -154,3 +155,17 @@ def isa_path(request, compiled_loops):
     _lstm.use(request.param)
     yield request.param
     _lstm.use(before)
+
+
+@pytest.fixture
+def no_hang():
+    """Fail a test that blocks (on a FIFO, say) for more than 60 seconds, instead of hanging."""
+
+    def expire(signum, frame):
+        raise TimeoutError("blocked for 60 s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(60)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from crftag.data.annotations import CharSpan, Document, check_overlaps
 from crftag.data.conll import Sentence
+from crftag.data.labels import check_label
 from crftag.data.schemes import Span, from_spans
 from crftag.data.sentences import split_sentences
 from crftag.data.tokenize import token_offsets, tokenize
@@ -83,6 +84,7 @@ def align_document(
     if misaligned not in MISALIGNED_POLICIES:
         raise ValueError(f"expected misaligned in {MISALIGNED_POLICIES}, got {misaligned!r}")
     check_overlaps(document)
+    _check_labels(document)
     sentences = document_tokens(document)
     flat = [offset for sentence in sentences for offset in sentence]
     if document.tags is not None:
@@ -106,6 +108,15 @@ def align_document(
         result.offsets.append(offsets)
         position += len(offsets)
     return result
+
+
+def _check_labels(document: Document) -> None:
+    """Labels and tags become tags of tokens, one field of a column line each."""
+    if document.tags is not None:
+        for tag in set(document.tags):
+            check_label(tag, document.where(), "tag")
+    for label in {span.label for span in document.spans}:
+        check_label(label, document.where())
 
 
 def _no_warning(message: str) -> None:

@@ -14,11 +14,15 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from crftag.data.conll import open_binary, read_lines, shown, source_name
+from crftag.data.label_studio import label_studio_records
+from crftag.data.labels import check_label
+from crftag.data.paths import check_regular_file
 from crftag.errors import CrftagError, located
 
 __all__ = [
     "CharSpan",
     "Document",
+    "brat_names",
     "check_overlaps",
     "format_span_jsonl",
     "read_annotations",
@@ -122,7 +126,9 @@ def _record_document(record, source: str, line: int | None, id=None) -> Document
             f'{where}: expected "text" to be a string'
             + (', or "tokens" a list of strings' if "tokens" not in record else "")
         )
-    spans = tuple(sorted(_spans(record.get(given[0]) if given else [], text, where)))
+    if offsets is not None:
+        _check_token_offsets(tokens, offsets, text, where)
+    spans = tuple(sorted(_spans(record.get(given[0]) if given else [], text, offsets, where)))
     tags = _tags(record.get("tags"), tokens, where)
     used = {"text", "tokens", "tags", *given}
     extra = {key: value for key, value in record.items() if key not in used}
@@ -163,7 +169,29 @@ def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _spans(value, text: str, where: str) -> Iterator[CharSpan]:
+def _check_token_offsets(tokens, offsets, text: str, where: str) -> None:
+    """Each token's text is the text at its offsets, and the tokens are in text order."""
+    previous_end = 0
+    for number, (token, (start, end)) in enumerate(zip(tokens, offsets, strict=True)):
+        if not previous_end <= start < end <= len(text):
+            raise CrftagError(
+                f"{where}: token {number} [{start}, {end}) is not within the text after the "
+                f"token before it (0 <= start < end <= {len(text)}, in text order)"
+            )
+        _check_covered(token, text, start, end, f"{where}: token {number}")
+        previous_end = end
+
+
+def _check_covered(given, text: str, start: int, end: int, where: str) -> None:
+    """A one-line error if a record's own copy of ``text[start:end]`` differs from it."""
+    if given is not None and given != text[start:end]:
+        raise CrftagError(
+            f"{where}: the text {shown(given) if isinstance(given, str) else repr(given)} is not "
+            f"the text's [{start}, {end}) {shown(text[start:end])}"
+        )
+
+
+def _spans(value, text: str, offsets, where: str) -> Iterator[CharSpan]:
     if not isinstance(value, list):
         raise CrftagError(f"{where}: expected the spans to be a list")
     for item in value:
@@ -182,7 +210,31 @@ def _spans(value, text: str, where: str) -> Iterator[CharSpan]:
             )
         if not isinstance(label, str) or not label:
             raise CrftagError(f"{where}: span [{start}, {end}) has no label")
+        if isinstance(item, dict):
+            _check_covered(item.get("text"), text, start, end, f"{where}: span [{start}, {end})")
+            _check_token_indices(item, start, end, offsets, where)
         yield CharSpan(start, end, label)
+
+
+def _check_token_indices(span: dict, start: int, end: int, offsets, where: str) -> None:
+    """A Prodigy span's ``token_start`` and ``token_end`` (inclusive) name the tokens whose
+    offsets are the span's own, where the record's tokens have offsets."""
+    first, last = span.get("token_start"), span.get("token_end")
+    if offsets is None or (first is None and last is None):
+        return
+    if not (_is_int(first) and _is_int(last)):
+        raise CrftagError(
+            f'{where}: span [{start}, {end}): expected "token_start" and "token_end" to be '
+            f"token numbers, got {first!r} and {last!r}"
+        )
+    if not (0 <= first <= last < len(offsets)) or (offsets[first][0], offsets[last][1]) != (
+        start,
+        end,
+    ):
+        raise CrftagError(
+            f"{where}: span [{start}, {end}) is not tokens {first} to {last} of the record "
+            f"({len(offsets)} tokens)"
+        )
 
 
 def _tags(value, tokens, where: str):
@@ -196,31 +248,15 @@ def _tags(value, tokens, where: str):
 
 
 def read_label_studio(stream: BinaryIO, source: str) -> Iterator[Document]:
-    """The tasks of a Label Studio JSON export; each task's first annotation that was not
-    cancelled gives its spans (``labels`` results)."""
+    """The tasks of a Label Studio JSON export (:mod:`crftag.data.label_studio`), each named
+    by the line it starts on."""
     data = _read_bounded(stream, source, MAX_EXPORT_BYTES, "a Label Studio export")
     try:
-        tasks = json.loads(data.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CrftagError(f"{source}: not a Label Studio JSON export ({error})") from None
-    if not isinstance(tasks, list):
-        raise CrftagError(f"{source}: expected a JSON array of tasks")
-    for number, task in enumerate(tasks, 1):
-        identifier = task.get("id", number) if isinstance(task, dict) else number
-        where = f"{source} (document {identifier})"
-        if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
-            raise CrftagError(f'{where}: expected a task with "data"')
-        data = task["data"]
-        strings = [value for value in data.values() if isinstance(value, str)]
-        text = data.get("text", strings[0] if len(strings) == 1 else None)
-        annotations = [a for a in task.get("annotations", []) if not a.get("was_cancelled")]
-        results = annotations[0].get("result", []) if annotations else []
-        spans = [
-            [r["value"]["start"], r["value"]["end"], (r["value"].get("labels") or [None])[0]]
-            for r in results
-            if r.get("type") == "labels"
-        ]
-        yield _record_document({"text": text, "spans": spans}, source, None, identifier)
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise located(source, data[: error.start].count(b"\n") + 1, "not valid UTF-8") from None
+    for record, identifier, line in label_studio_records(text, source):
+        yield _record_document(record, source, line, identifier)
 
 
 def check_overlaps(document: Document) -> None:
@@ -255,8 +291,25 @@ def read_brat(folder: str) -> Iterator[Document]:
     name. brat writes an ``.ann`` for every document (empty when it has no spans), so a missing
     one is an error, as is a folder without any. Relations, events, attributes and notes are not
     spans and are passed over; a discontinuous span is an error."""
-    names = sorted(n[:-4] for n in os.listdir(folder) if n.endswith(".txt"))
-    annotated = sorted(n[:-4] for n in os.listdir(folder) if n.endswith(".ann"))
+    for name in brat_names(folder):
+        path = os.path.join(folder, name + ".txt")
+        with open(path, "rb") as stream:
+            text = read_document_text(stream, path)
+        annotation = os.path.join(folder, name + ".ann")
+        yield Document(
+            text, tuple(sorted(_brat_spans(annotation, text))), source=annotation, id=name
+        )
+
+
+def brat_names(folder: str) -> list[str]:
+    """The NAME of each ``NAME.txt`` and ``NAME.ann`` pair of a brat folder, sorted; an error
+    for a folder without any, a file without its pair, or one that is not a regular file."""
+    try:
+        entries = os.listdir(folder)
+    except OSError as error:
+        raise CrftagError(f"{folder}: cannot list the folder ({error.strerror})") from None
+    names = sorted(n[:-4] for n in entries if n.endswith(".txt"))
+    annotated = sorted(n[:-4] for n in entries if n.endswith(".ann"))
     if not annotated:
         raise CrftagError(f"{folder}: is a directory, and holds no brat .ann files")
     for name in sorted(set(names) ^ set(annotated)):
@@ -266,13 +319,9 @@ def read_brat(folder: str) -> Iterator[Document]:
             "a .txt and an .ann, empty if need be, for every document)"
         )
     for name in names:
-        path = os.path.join(folder, name + ".txt")
-        with open(path, "rb") as stream:
-            text = read_document_text(stream, path)
-        annotation = os.path.join(folder, name + ".ann")
-        yield Document(
-            text, tuple(sorted(_brat_spans(annotation, text))), source=annotation, id=name
-        )
+        check_regular_file(os.path.join(folder, name + ".txt"))
+        check_regular_file(os.path.join(folder, name + ".ann"))
+    return names
 
 
 def read_document_text(stream: BinaryIO, source: str) -> str:
@@ -309,6 +358,7 @@ def _brat_spans(path: str, text: str) -> list[CharSpan]:
                 )
                 raise located(path, number, problem)
             label, start, end = kind[0], kind[1], kind[2]
+            check_label(label, f"{path}:{number}")
             # ASCII digits: str.isdigit also takes superscripts, which int() refuses.
             digits = all(value.isascii() and value.isdigit() for value in (start, end))
             if not digits or not 0 <= int(start) < int(end) <= len(text):
@@ -326,7 +376,10 @@ def _brat_spans(path: str, text: str) -> list[CharSpan]:
 
 
 def write_brat(folder: str, name: str, document: Document) -> None:
-    """``NAME.txt`` (the text exactly) and ``NAME.ann`` (a ``T`` line per span) in ``folder``."""
+    """``NAME.txt`` (the text exactly) and ``NAME.ann`` (a ``T`` line per span) in ``folder``;
+    a label that a brat type cannot hold is an error, before anything is written."""
+    for label in {span.label for span in document.spans}:
+        check_label(label, document.where())
     with open(os.path.join(folder, name + ".txt"), "w", encoding="utf-8", newline="") as stream:
         stream.write(document.text)
     with open(os.path.join(folder, name + ".ann"), "w", encoding="utf-8", newline="") as stream:

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from crftag.data.labels import label_problem
+from crftag.data.paths import is_regular_file
 from crftag.errors import CrftagError, located
 
 __all__ = [
@@ -219,7 +221,7 @@ def detect_format(path: str) -> str:
     starting with a numeric ID; ``conll`` otherwise."""
     if path.endswith(".conllu"):
         return "conllu"
-    if path == "-":
+    if path == "-" or not is_regular_file(path):  # a pipe is read once, by the reader
         return "conll"
     with open_binary(path) as stream:
         for _, text in read_lines(stream, path):
@@ -364,6 +366,8 @@ def _pick(
         )
     word = fields[spec.word_column]
     tag = fields[spec.tag_column] if spec.tag_column is not None else None
+    if tag is not None and (problem := label_problem(tag)) is not None:
+        raise located(source, number, f"tag {tag!r} {problem}")
     return word, tag
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from typing import TextIO
 
@@ -28,6 +30,7 @@ from crftag.data.annotations import (
     write_brat,
 )
 from crftag.data.conll import ColumnSpec, Sentence, open_binary, read_columns
+from crftag.data.labels import check_conllu_form
 from crftag.data.schemes import from_spans, is_span_tagset, to_spans
 from crftag.errors import CrftagError, located
 
@@ -157,6 +160,8 @@ def write_columns(
                     "".join(f"{w} {t}\n" for w, t in zip(sentence.tokens, tags, strict=True))
                 )
             else:
+                for token in sentence.tokens:
+                    check_conllu_form(token, document.where())
                 output.write(_conllu_block(sentence.tokens, tags, tag_column))
             output.write("\n")
 
@@ -193,16 +198,27 @@ def write_span_jsonl(documents: Iterable[Document], output: TextIO) -> None:
 
 def write_brat_folder(documents: Iterable[Document], folder: str) -> int:
     """Documents as ``NAME.txt`` and ``NAME.ann`` pairs in ``folder`` (made if missing), named by
-    each document's id where it has a usable one, else by its number; return the count."""
+    each document's id where it has a usable one, else by its number; return the count. The
+    files are written in a hidden folder inside and moved into place once every document is
+    written, so a bad document leaves nothing behind."""
+    made = not os.path.isdir(folder)
     os.makedirs(folder, exist_ok=True)
+    partial = tempfile.mkdtemp(prefix=".partial-", dir=folder)
     count = 0
     used: set[str] = set()
-    for count, document in enumerate(documents, 1):
-        name = _file_name(document.id) or f"{count:06d}"
-        if name in used:
-            name = f"{name}-{count:06d}"
-        used.add(name)
-        write_brat(folder, name, document)
+    try:
+        for count, document in enumerate(documents, 1):
+            name = _file_name(document.id) or f"{count:06d}"
+            if name in used:
+                name = f"{name}-{count:06d}"
+            used.add(name)
+            write_brat(partial, name, document)
+        for name in os.listdir(partial):
+            os.replace(os.path.join(partial, name), os.path.join(folder, name))
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+        if made and not os.listdir(folder):
+            os.rmdir(folder)
     return count
 
 

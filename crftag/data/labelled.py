@@ -15,6 +15,7 @@ from collections.abc import Callable
 from crftag.data.align import align_document
 from crftag.data.annotations import read_annotations
 from crftag.data.conll import ColumnSpec, Sentence, detect_format, read_corpus
+from crftag.data.paths import is_regular_file
 from crftag.errors import CrftagError
 
 __all__ = [
@@ -49,6 +50,8 @@ def detect_annotation_format(path: str) -> str | None:
 
 
 def _first_character(path: str) -> str:
+    if not is_regular_file(path):
+        return ""  # a pipe's first bytes, once read, would be lost to the reader
     try:
         with open(path, "rb") as stream:
             head = stream.read(4096).decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")

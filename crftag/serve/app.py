@@ -1,5 +1,6 @@
 """The ASGI application of ``crftag serve``: ``POST /predict``, ``GET /health``, ``GET /models``,
-``GET /metrics``. A raw ASGI callable (no web framework): four routes do not need one.
+``GET /metrics``, ``GET /openapi.json``. A raw ASGI callable (no web framework): five routes do
+not need one, and the request schema is defined once (:mod:`crftag.serve.schema`).
 
 Every refusal is a 4xx with a JSON body ``{"error": "...", "status": N}`` naming the field; a
 client that goes away mid-request is dropped without disturbing the others. The models are
@@ -18,13 +19,20 @@ from collections.abc import Callable
 from crftag.serve.batcher import MicroBatcher
 from crftag.serve.metrics import Metrics
 from crftag.serve.models import ServedModel, load_models
+from crftag.serve.openapi import openapi_document
 from crftag.serve.requests import RequestError, parse_request
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "TaggingApp"]
 
 LOG = logging.getLogger("crftag.serve")
 DEFAULT_MAX_BODY_BYTES = 1 << 20
-ROUTES = {"/predict": "POST", "/health": "GET", "/models": "GET", "/metrics": "GET"}
+ROUTES = {
+    "/predict": "POST",
+    "/health": "GET",
+    "/models": "GET",
+    "/metrics": "GET",
+    "/openapi.json": "GET",
+}
 
 
 class _Disconnected(Exception):
@@ -78,6 +86,7 @@ class TaggingApp:
                 self.draining = True
                 if self.batcher is not None:
                     await self.batcher.stop()
+                self.metrics.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -124,6 +133,8 @@ class TaggingApp:
             return _json(200, {"status": "ok", "models": list(self.models)})
         if path == "/metrics":
             return 200, self.metrics.render().encode(), "text/plain; version=0.0.4"
+        if path == "/openapi.json":
+            return _json(200, openapi_document())
         if not self.models:
             return _error(503, "the models are still loading; try again shortly")
         if path == "/models":

@@ -12,6 +12,7 @@ import sys
 from dataclasses import asdict, dataclass
 
 from crftag.errors import CrftagError
+from crftag.serve import metrics
 from crftag.serve.app import DEFAULT_MAX_BODY_BYTES, TaggingApp
 from crftag.serve.models import ServedModel, load_models
 
@@ -50,7 +51,7 @@ def _app(settings: ServeSettings, models: list[ServedModel] | None) -> TaggingAp
         names = ", ".join(model.name for model in loaded)
         print(
             f"crftag: serving {names} on http://{settings.host}:{settings.port} "
-            f"(pid {os.getpid()}; POST /predict, GET /health /models /metrics)",
+            f"(pid {os.getpid()}; POST /predict, GET /health /models /metrics /openapi.json)",
             file=sys.stderr,
             flush=True,
         )
@@ -90,6 +91,7 @@ def app_from_environment() -> TaggingApp:
 def serve(settings: ServeSettings) -> None:
     """Serve until SIGTERM or Ctrl-C; a model that does not load is a one-line error first."""
     uvicorn = _uvicorn()
+    metrics.client()  # a missing extra is one line here, before any model loads
     options = {
         "host": settings.host,
         "port": settings.port,
@@ -100,13 +102,15 @@ def serve(settings: ServeSettings) -> None:
     }
     if settings.workers > 1:
         os.environ[SETTINGS_VARIABLE] = json.dumps(asdict(settings))
-        uvicorn.run(
-            "crftag.serve.server:app_from_environment",
-            factory=True,
-            workers=settings.workers,
-            **options,
-        )
+        with metrics.shared_folder():  # the workers add up each other's counts
+            uvicorn.run(
+                "crftag.serve.server:app_from_environment",
+                factory=True,
+                workers=settings.workers,
+                **options,
+            )
         return
+    os.environ.pop(metrics.MULTIPROCESS_VARIABLE, None)  # one process counts on its own
     models = load_models(settings.specs, settings.device)  # errors here, before any port
     server = _drained_server(uvicorn)(uvicorn.Config(_app(settings, models), **options))
     server.run()

@@ -10,6 +10,8 @@ import torch
 from crftag.checkpoint import build_model
 from crftag.checkpoint_schema import MAX_PARAMETERS
 from crftag.config import Config
+from crftag.data.annotations import brat_names
+from crftag.data.paths import is_regular_file, not_regular
 from crftag.data.vectors import check_embeddings
 from crftag.data.vocab import PAD, UNK, Vocabularies, Vocabulary
 from crftag.errors import CrftagError
@@ -118,18 +120,32 @@ def check_output_dir(output_dir: str) -> None:
 
 
 def check_data_files(config: Config) -> None:
-    """The data files exist: files, or folders of brat files for ``data.format`` brat or auto."""
-    named = [("train", path) for path in training_files(config)]
-    named += [("dev", config.data.dev), ("test", config.data.test)]
+    """The data files exist: regular files (never a FIFO, socket or device, which a run that
+    reads its files more than once cannot use), or folders of brat files for ``data.format``
+    brat or auto."""
+    named = [("data.train", path) for path in training_files(config)]
+    named += [("data.dev", config.data.dev), ("data.test", config.data.test)]
+    named += [("train.rehearsal", config.train.rehearsal)]
     folders_allowed = config.data.format in ("auto", "brat")
     for name, path in named:
-        if path is None or os.path.isfile(path) or (folders_allowed and os.path.isdir(path)):
+        if path is None or is_regular_file(path):
+            continue
+        if folders_allowed and os.path.isdir(path):
+            try:
+                brat_names(path)
+            except CrftagError as error:
+                raise CrftagError(f"{name}: {error}") from None
             continue
         if os.path.isdir(path):
             what = f"is a directory, and data.format is {config.data.format}"
-        else:
+        elif not os.path.lexists(path):
             what = "no such file" if config.data.format != "brat" else "no such folder"
-        raise CrftagError(f"data.{name}: {path}: {what}")
+        else:
+            what = f"{not_regular(path)}, expected a regular file"
+        raise CrftagError(f"{name}: {path}: {what}")
+    vectors = config.model.embeddings
+    if vectors is not None and os.path.lexists(vectors) and not is_regular_file(vectors):
+        raise CrftagError(f"model.embeddings: {vectors}: {not_regular(vectors)}, expected a file")
 
 
 def check_model_settings(config: Config) -> None:

@@ -17,6 +17,8 @@ import torch
 from crftag.checkpoint import LoadedModel, model_payload, read_checkpoint, write_atomically
 from crftag.checkpoint_schema import check_payload, check_sizes, check_weights
 from crftag.config import Config
+from crftag.data.annotations import brat_names
+from crftag.data.paths import is_regular_file
 from crftag.errors import CrftagError
 from crftag.training.averaging import WeightAverage
 from crftag.training.corpus import training_files
@@ -297,15 +299,12 @@ def _check_optimizer(saved: dict, optimizer: torch.optim.Optimizer, path: str) -
 
 
 def _file_digest(path: str) -> str | None:
-    """The sha256 of a file's bytes, or of a folder's files (brat) with their names; None for
-    a path that is neither."""
+    """The sha256 of a regular file's bytes, or of a brat folder's ``.txt`` and ``.ann`` files
+    with their names (what the reader reads); None for a path that is neither. Nothing else is
+    opened: a FIFO in the folder would block, a device might never end."""
     if os.path.isdir(path):
-        names = sorted(
-            os.path.relpath(os.path.join(root, name), path)
-            for root, _, files in os.walk(path)
-            for name in files
-        )
-    elif os.path.isfile(path):
+        names = [name + suffix for name in brat_names(path) for suffix in (".txt", ".ann")]
+    elif is_regular_file(path):
         names = [""]
     else:
         return None

@@ -113,6 +113,19 @@ def test_whole_documents_are_selected_with_offsets_into_their_text(invoke, tmp_p
         assert record["meta"]["source"].startswith(f"{documents}:")
 
 
+def test_exclude_skips_documents_selected_before(invoke, tmp_path):
+    documents = tmp_path / "docs.jsonl"
+    texts = [f"Report {i}: Toyota sold cars in Brazil. Sales rose {i} percent." for i in range(6)]
+    documents.write_text("".join(json.dumps({"text": text}) + "\n" for text in texts))
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    base = ["select", str(documents), "--input-format", "doc", "-m", "en-ner", "-n", "3"]
+    assert invoke([*base, "-o", str(first)]).status == 0
+    result = invoke([*base, "-o", str(second), "--exclude", str(first)])
+    assert result.status == 0, result.stderr
+    assert "of 3 documents" in result.stderr
+    assert not {r["text"] for r in records_of(first)} & {r["text"] for r in records_of(second)}
+
+
 def test_exclude_skips_what_was_selected_or_annotated_before(invoke, tmp_path):
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     base = ["select", CONLL, "--input-format", "conll", "-m", "en-ner", "-n", "4"]

@@ -21,6 +21,7 @@ from crftag.inference.selection import (
     unit_key,
     unit_score,
 )
+from crftag.inference.tagger import Tagger
 
 SENTENCES = [
     ["John", "Smith"],
@@ -35,9 +36,8 @@ SENTENCES = [
 
 
 @pytest.fixture(scope="module")
-def tagger(train_tiny):
-    trained, _ = train_tiny()
-    return trained
+def tagger(sample_model):
+    return Tagger.load(str(sample_model))
 
 
 def enumerate_paths(tagger, tokens):

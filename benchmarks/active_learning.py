@@ -232,6 +232,7 @@ def arguments() -> argparse.Namespace:
 def main() -> None:
     args = arguments()
     torch.set_num_threads(args.threads)
+    measured_at = commit()  # the code that runs: taken before, as commits may follow meanwhile
     started = time.perf_counter()
     train = read("eng.train")
     rng = random.Random(args.seed)
@@ -249,7 +250,7 @@ def main() -> None:
     setting = {k: getattr(args, k) for k in FULL} | {"seed": args.seed, "quick": args.quick}
     result = {
         "date": datetime.date.today().isoformat(),
-        "commit": commit(),
+        "commit": measured_at,
         "command": "python benchmarks/active_learning.py " + " ".join(sys.argv[1:]),
         "recipe": "configs/conll03.yaml --set " + " --set ".join(recipe(args)[1]),
         "setting": setting,

@@ -119,9 +119,16 @@ def _candidate(unit: Unit, score: float, order: int, key: str) -> Candidate:
         for span in part.spans
     ]
     return Candidate(
-        score, order, key, unit.text, unit.tokens, spans, probability, unit.source,
-        unit.whole_document,
-    )  # fmt: skip
+        score=score,
+        order=order,
+        id=key,
+        text=unit.text,
+        tokens=unit.tokens,
+        spans=spans,
+        probability=probability,
+        source=unit.source,
+        whole_document=unit.whole_document,
+    )
 
 
 def _sentence_units(

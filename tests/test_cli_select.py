@@ -200,3 +200,14 @@ def test_bad_input_is_one_line_and_nothing_is_written(invoke, tmp_path):
     assert not target.exists()
     result = invoke(["select", SENTENCES, "-n", "0", "-o", str(target)])
     assert result.status == 2 and not target.exists()
+
+
+def test_conllu_input_with_a_part_of_speech_model(invoke, tmp_path):
+    target = tmp_path / "out.jsonl"
+    args = ["select", "data/ewt_sample.dev.conllu", "--input-format", "conllu", "-n", "3"]
+    result = invoke([*args, "-m", "en-pos", "--strategy", "entropy", "-o", str(target)])
+    assert result.status == 0, result.stderr
+    records = records_of(target)
+    assert len(records) == 3 and all(r["label"] == [] for r in records)  # tags, not spans
+    assert all(r["meta"]["score"] > 0 for r in records)
+    assert records[0]["meta"]["source"].startswith("data/ewt_sample.dev.conllu:")

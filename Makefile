@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention
+.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active
 
 install: $(STAMP)
 
@@ -136,3 +136,10 @@ bench-adaptation: install
 bench-contention: install
 	$(PY) benchmarks/contention.py $(if $(QUICK),--quick)
 	$(PY) benchmarks/results_table.py
+
+# Active learning simulated on CoNLL-2003 eng.train (docs/active-learning.md): every selection
+# strategy and random, from the same 1% seed, rounds of a fixed number of tokens; a few hours on
+# 2 cores. QUICK=1: a minutes-long smoke setting (no result). Writes
+# benchmarks/results/active_learning.json and active_learning.png.
+bench-active: install
+	$(PY) benchmarks/active_learning.py $(if $(QUICK),--quick,--full-reference)

@@ -22,6 +22,7 @@ from crftag.cli.files import convert, export
 from crftag.cli.options import Probabilities
 from crftag.cli.plotting import plot
 from crftag.cli.scoring import evaluate
+from crftag.cli.selecting import select
 from crftag.cli.serving import serve
 from crftag.cli.streams import OUTPUT_ERRNOS, prepare_streams, silence_stdout
 from crftag.cli.tagging import merge, predict
@@ -62,6 +63,7 @@ app.command()(convert)
 app.command()(serve)
 app.command()(plot)
 app.command()(tune)
+app.command()(select)
 
 
 def run(args: list[str] | None = None) -> int:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from crftag.data.annotations import CharSpan, Document, check_overlaps
 from crftag.data.conll import Sentence
 from crftag.data.labels import check_label
+from crftag.data.partial import UNKNOWN, is_unknown
 from crftag.data.schemes import Span, from_spans
 from crftag.data.sentences import split_sentences
 from crftag.data.tokenize import token_offsets, tokenize
@@ -97,7 +98,7 @@ def align_document(
         spans = _token_spans(document, flat, misaligned, warn or _no_warning)
         _check_token_overlaps(document, spans)
         sentences = _join_crossed(sentences, spans)
-        tags = from_spans(spans, len(flat), "iob2")
+        tags = _tags_of(spans, len(flat))
     result = AlignedDocument([], [])
     position = 0
     for offsets in sentences:
@@ -117,6 +118,16 @@ def _check_labels(document: Document) -> None:
             check_label(tag, document.where(), "tag")
     for label in {span.label for span in document.spans}:
         check_label(label, document.where())
+
+
+def _tags_of(spans: list[Span], length: int) -> list[str]:
+    """IOB2 tags of the spans; the tokens of a span labelled ``?`` or ``-``, a region the
+    annotator left undecided, are unknown (docs/partial-labels.md)."""
+    tags = from_spans([span for span in spans if not is_unknown(span.label)], length, "iob2")
+    for span in spans:
+        if is_unknown(span.label):
+            tags[span.start : span.end] = [UNKNOWN] * (span.end - span.start)
+    return tags
 
 
 def _no_warning(message: str) -> None:

@@ -31,6 +31,7 @@ from crftag.data.annotations import (
 )
 from crftag.data.conll import ColumnSpec, Sentence, open_binary, read_columns
 from crftag.data.labels import check_conllu_form
+from crftag.data.partial import has_unknown, in_scheme
 from crftag.data.schemes import from_spans, is_span_tagset, to_spans
 from crftag.errors import CrftagError, located
 
@@ -169,6 +170,8 @@ def write_columns(
 def _tags_in(sentence: Sentence, document: Document, scheme: str) -> list[str]:
     if document.tags is not None:
         return list(sentence.tags)
+    if has_unknown(sentence.tags):  # a region left undecided: docs/partial-labels.md
+        return in_scheme(sentence.tags, scheme)
     return from_spans(to_spans(sentence.tags), len(sentence.tokens), scheme)
 
 

@@ -33,7 +33,7 @@ from crftag.inference.records import Prediction, join_pieces, json_line
 if TYPE_CHECKING:
     from crftag.inference.base import TaggerBase
 
-__all__ = ["predict_documents", "read_documents", "tag_documents"]
+__all__ = ["predict_documents", "read_documents", "tag_document_sentences", "tag_documents"]
 
 
 def read_documents(path: str) -> Iterator[Document]:
@@ -81,6 +81,23 @@ def tag_documents(
     :meth:`Tagger.predict` (``probs``, ``nbest``, ``min_confidence``, ``token_offsets``).
     Documents are tagged a group at a time, a group holding at least ``batch_size`` sentences
     (or the last documents), so memory stays bounded by the largest document."""
+    tagged = tag_document_sentences(tagger, documents, batch_size=batch_size, **options)
+    for document, sentences, parts in tagged:
+        joined = join_pieces(parts) if parts else _empty(options)
+        joined.sentences = _sentence_records(sentences)
+        yield document, joined
+
+
+def tag_document_sentences(
+    tagger: TaggerBase,
+    documents: Iterable[Document],
+    *,
+    batch_size: int = 64,
+    **options,
+) -> Iterator[tuple[Document, list[list[tuple[int, int]]], list[Prediction]]]:
+    """(document, each sentence's token offsets, each sentence's prediction) for each document,
+    in order, as :func:`tag_documents` tags them; the predictions' character offsets point into
+    the document's text, and each keeps its own n best."""
     group: list[tuple[Document, list[list[tuple[int, int]]]]] = []
     sentences = 0
     try:
@@ -98,7 +115,7 @@ def tag_documents(
     yield from _tag_group(tagger, group, batch_size, options)
 
 
-def _tag_group(tagger, group, batch_size, options) -> Iterator[tuple[Document, Prediction]]:
+def _tag_group(tagger, group, batch_size, options) -> Iterator[tuple]:
     if not group:
         return
     token_lists, texts, keys, starts = [], [], [], []
@@ -114,17 +131,16 @@ def _tag_group(tagger, group, batch_size, options) -> Iterator[tuple[Document, P
     )
     position = 0
     for document, sentences in group:
-        parts = []
-        for prediction, start in zip(
-            predictions[position : position + len(sentences)],
-            starts[position : position + len(sentences)],
-            strict=True,
-        ):
-            parts.append(_shifted(prediction, start))
+        parts = [
+            _shifted(prediction, start)
+            for prediction, start in zip(
+                predictions[position : position + len(sentences)],
+                starts[position : position + len(sentences)],
+                strict=True,
+            )
+        ]
         position += len(sentences)
-        joined = join_pieces(parts) if parts else _empty(options)
-        joined.sentences = _sentence_records(sentences)
-        yield document, joined
+        yield document, sentences, parts
 
 
 def _sentence_records(sentences: list[list[tuple[int, int]]]) -> list[dict]:

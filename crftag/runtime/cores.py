@@ -37,4 +37,3 @@ def share_cores() -> None:
     if any(name in os.environ for name in _USER_SETTINGS) or "torch" in sys.modules:
         return
     os.environ["OMP_WAIT_POLICY"] = WAIT_POLICY
-

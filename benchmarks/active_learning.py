@@ -139,7 +139,7 @@ def run_strategy(strategy: str, seed_set: list, pool: list, dev: list, args) -> 
 
 
 def targets(curves: dict, full_f1: float | None, pool_tokens: int) -> dict:
-    """The issue's two targets, from the measured curves."""
+    """The benchmark's two targets, from the measured curves."""
     random_final = curves["random"]["rounds"][-1]
     found: dict = {"random_final_dev_f1": random_final["dev_f1"]}
     for name, curve in curves.items():

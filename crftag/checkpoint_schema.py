@@ -17,7 +17,7 @@ import numpy as np
 from crftag.config import MAX_WORD_CHARS_LIMIT as MAX_CHARS
 from crftag.config import SPAN_SCHEMES, TRAIN_SCHEMES, Config
 from crftag.errors import CrftagError
-from crftag.runtime.archive_schema import check_arrays, expected_arrays
+from crftag.runtime.archive_schema import check_arrays, check_score_range, expected_arrays
 
 if TYPE_CHECKING:  # torch is imported where weights are checked: an export is read without it
     import torch
@@ -39,6 +39,14 @@ MAX_SIZE = 4096  # any one width of the network (embedding, hidden, character si
 MAX_LAYERS = 16
 MAX_BUCKETS = 1 << 24
 MAX_PARAMETERS = 1 << 30  # about 4 GB in float32: far beyond any model crftag trains
+# The weights that set the CRF's scores directly (check_score_range).
+SCORING_WEIGHTS = (
+    "projection.weight",
+    "projection.bias",
+    "crf.transitions",
+    "crf.start_transitions",
+    "crf.end_transitions",
+)
 SIZE_KEYS = ("word_dim", "char_dim", "char_size", "char_kernel", "casing_dim", "hidden_size")
 
 
@@ -168,6 +176,7 @@ def check_export(metadata: dict, arrays: dict[str, np.ndarray], source: str) -> 
             source, f"the config describes {total:,} parameters; at most {MAX_PARAMETERS:,}"
         )
     arrays.update(check_arrays(arrays, expected, source))
+    check_score_range(arrays, source)
     return config
 
 
@@ -205,3 +214,6 @@ def check_weights(weights: Mapping, expected: Mapping[str, torch.Tensor], source
             )
         if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
             raise _fail(source, f"state_dict.{name}: holds NaN or infinite values")
+    scoring = {name: weights[name] for name in SCORING_WEIGHTS if name in weights}
+    if len(scoring) == len(SCORING_WEIGHTS):  # the feature CRF has no projection
+        check_score_range({k: v.detach().float().numpy() for k, v in scoring.items()}, source)

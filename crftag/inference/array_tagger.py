@@ -50,6 +50,7 @@ class ArrayTagger(TaggerBase):
     def __init__(self, metadata: dict, weights: dict[str, np.ndarray], source: str) -> None:
         weights = dict(weights)
         self.config = check_export(metadata, weights, source)
+        self.source = source
         self.metadata = metadata
         self.vocabularies = Vocabularies.from_state(metadata["vocabularies"])
         self.model_config = metadata["config"]["model"]

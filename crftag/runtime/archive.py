@@ -46,7 +46,8 @@ def _narrowed(weights: np.ndarray) -> np.ndarray:
     precision), else unchanged: the float16 copy reads back bit for bit."""
     if weights.dtype != np.float32:
         return weights
-    half = weights.astype(np.float16)
+    with np.errstate(over="ignore"):  # a value beyond float16 is inf there: not equal, kept
+        half = weights.astype(np.float16)
     return half if np.array_equal(half.astype(np.float32), weights) else weights
 
 

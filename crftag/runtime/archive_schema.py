@@ -12,9 +12,14 @@ import numpy as np
 
 from crftag.errors import CrftagError
 
-__all__ = ["check_arrays", "expected_arrays"]
+__all__ = ["MAX_TAG_SCORE", "check_arrays", "check_score_range", "expected_arrays"]
 
 CASING_CLASSES = 8  # crftag.nn.encoders.CasingEmbedding.NUM_CLASSES
+# The largest tag score (emission or transition) a model may give one token. float32 rounds a
+# score of 10,000 by 0.001 already, and larger ones by more: the CRF's probabilities would be
+# those of the rounding, not the model's. Trained models stay far below (the bundled en-ner's
+# emissions are bounded by 177, its transitions by 2.8).
+MAX_TAG_SCORE = 10_000.0
 Shapes = dict[str, tuple[tuple[int, ...], str]]  # name -> (shape, "float" or "bool")
 
 
@@ -97,3 +102,21 @@ def check_arrays(
                 raise CrftagError(f"{source}: array {name}: holds NaN or infinite values")
         checked[name] = array
     return checked
+
+
+def check_score_range(weights: Mapping[str, np.ndarray], source: str) -> None:
+    """The CRF's scores stay within :data:`MAX_TAG_SCORE` per token: each tag's emission is
+    bounded by its projection row's absolute sum plus its bias, as the projection's inputs (LSTM
+    states, their means, or tanh units) lie in (-1, 1); the transitions by their own size."""
+    projection = weights["projection.weight"].astype(np.float64)  # (K, D)
+    bias = weights["projection.bias"].astype(np.float64)  # (K,)
+    reach = {"projection": float((np.abs(projection).sum(axis=1) + np.abs(bias)).max())}
+    for name in ("transitions", "start_transitions", "end_transitions"):
+        reach[f"crf.{name}"] = float(np.abs(weights[f"crf.{name}"]).max())
+    name, largest = max(reach.items(), key=lambda item: item[1])
+    if largest > MAX_TAG_SCORE:
+        raise CrftagError(
+            f"{source}: {name} gives tag scores up to {largest:.3g} per token; beyond "
+            f"{MAX_TAG_SCORE:,.0f} float32 rounding decides the CRF's probabilities, not the "
+            "model, so the model is refused (a trained model's stay far below)"
+        )

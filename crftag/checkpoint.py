@@ -18,15 +18,15 @@ from dataclasses import dataclass
 import torch
 
 from crftag import __version__
-from crftag.archives import check_declared_sizes
-from crftag.checkpoint_schema import check_payload, check_sizes, check_weights
+from crftag.archives import check_model_archive
+from crftag.checkpoint_schema import check_export, check_payload, check_sizes, check_weights
 from crftag.config import Config
 from crftag.data.schemes import allowed_transitions
 from crftag.data.vocab import Vocabularies
 from crftag.errors import CrftagError
 from crftag.nn.taggers import BiLSTMCRF, CRFTagger, FeatureCRF
 from crftag.registry import resolve_model_path
-from crftag.runtime.archive import write_archive
+from crftag.runtime.archive import is_exported_model, read_archive, write_archive
 
 __all__ = [
     "FORMAT_VERSION",
@@ -166,8 +166,10 @@ def write_atomically(path: str, payload: dict) -> None:
 
 def read_checkpoint(path: str) -> dict:
     """The dict stored in a checkpoint file. ``weights_only`` loading admits tensors and plain
-    values only, so a file crafted to run code when unpickled is refused, not run."""
-    check_declared_sizes(path)
+    values only, so a file crafted to run code when unpickled is refused, not run. The zip
+    archive is checked first, its records' checksums included: torch would unpickle a damaged
+    one."""
+    check_model_archive(path, checksums=True)
     try:
         with warnings.catch_warnings():  # torch's notes on odd pickles would break the one line
             warnings.simplefilter("ignore")
@@ -180,37 +182,59 @@ def read_checkpoint(path: str) -> dict:
         OSError,
         KeyError,
         IndexError,
+        TypeError,
+        AttributeError,
         MemoryError,
         RecursionError,
     ) as error:
-        # A pickle that names a Python callable (os.system, ...) is what code execution needs.
-        if "Weights only load failed" in str(error) and "global" in str(error).lower():
+        if "Weights only load failed" in str(error):
+            # A pickle that names a Python callable (os.system, ...) is what code execution
+            # needs; torch's advice on weights_only is for files one trusts, so it is not shown.
             raise CrftagError(
                 f"{path}: refused: the file holds objects other than tensors and plain values "
                 "(it may try to run code when loaded); crftag checkpoints never do"
             ) from None
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise CrftagError(f"{path}: not a loadable crftag checkpoint ({first[:200]})") from None
+        raise CrftagError(
+            f"{path}: not a loadable crftag checkpoint ({type(error).__name__})"
+        ) from None
     if not isinstance(state, dict):
         raise CrftagError(f"{path}: not a crftag checkpoint")
     return state
 
 
 def load_model(path: str, device: torch.device | str = "cpu") -> LoadedModel:
-    """Load a checkpoint without executing anything stored in it."""
+    """Load a checkpoint, or an exported model (its weights as the export holds them),
+    without executing anything stored in it."""
     path = resolve_model_path(path)
-    state = read_checkpoint(path)
-    if state.get("format") != "crftag":
-        raise CrftagError(f"{path}: not a crftag checkpoint")
-    version = state.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
-        raise CrftagError(
-            f"{path}: checkpoint format {version} is newer than this crftag reads "
-            f"({FORMAT_VERSION}); upgrade crftag"
-        )
-    loaded = loaded_from_payload(state, path)
+    if is_exported_model(path):
+        loaded = loaded_from_export(path)
+    else:
+        state = read_checkpoint(path)
+        if state.get("format") != "crftag":
+            raise CrftagError(f"{path}: not a crftag checkpoint")
+        version = state.get("format_version")
+        if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+            raise CrftagError(
+                f"{path}: checkpoint format {version} is newer than this crftag reads "
+                f"({FORMAT_VERSION}); upgrade crftag"
+            )
+        loaded = loaded_from_payload(state, path)  # other versions: check_payload says why
     loaded.model.to(device).eval()
     return loaded
+
+
+def loaded_from_export(path: str) -> LoadedModel:
+    """The model of an exported file, rebuilt in torch once the export has been checked
+    (:func:`crftag.checkpoint_schema.check_export`): int8-quantized weights as the export
+    holds them, dequantized."""
+    metadata, arrays = read_archive(path)
+    check_export(metadata, arrays, path)
+    described = {key: value for key, value in metadata.items() if key not in _ARCHIVE_KEYS}
+    weights = {name: torch.from_numpy(array.copy()) for name, array in arrays.items()}
+    return loaded_from_payload({**described, "format": "crftag", "state_dict": weights}, path)
+
+
+_ARCHIVE_KEYS = ("format", "archive_version", "quantized")  # an export's own, not the model's
 
 
 def loaded_from_payload(state: dict, source: str) -> LoadedModel:

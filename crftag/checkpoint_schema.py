@@ -7,16 +7,22 @@ describes, all finite. A file that loads safely but is wrong in any of these way
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-import torch
+import numpy as np
 
 from crftag.config import MAX_WORD_CHARS_LIMIT as MAX_CHARS
-from crftag.config import SPAN_SCHEMES, TRAIN_SCHEMES
+from crftag.config import SPAN_SCHEMES, TRAIN_SCHEMES, Config
 from crftag.errors import CrftagError
+from crftag.runtime.archive_schema import check_arrays, check_score_range, expected_arrays
 
-__all__ = ["MAX_PARAMETERS", "check_payload", "check_sizes", "check_weights"]
+if TYPE_CHECKING:  # torch is imported where weights are checked: an export is read without it
+    import torch
+
+__all__ = ["MAX_PARAMETERS", "check_export", "check_payload", "check_sizes", "check_weights"]
 
 REQUIRED = {
     "format": str,
@@ -33,6 +39,14 @@ MAX_SIZE = 4096  # any one width of the network (embedding, hidden, character si
 MAX_LAYERS = 16
 MAX_BUCKETS = 1 << 24
 MAX_PARAMETERS = 1 << 30  # about 4 GB in float32: far beyond any model crftag trains
+# The weights that set the CRF's scores directly (check_score_range).
+SCORING_WEIGHTS = (
+    "projection.weight",
+    "projection.bias",
+    "crf.transitions",
+    "crf.start_transitions",
+    "crf.end_transitions",
+)
 SIZE_KEYS = ("word_dim", "char_dim", "char_size", "char_kernel", "casing_dim", "hidden_size")
 
 
@@ -144,9 +158,33 @@ def check_sizes(model, source: str) -> None:
         raise _fail(source, f"model.feature_buckets: expected 0 to {MAX_BUCKETS}")
 
 
+def check_export(metadata: dict, arrays: dict[str, np.ndarray], source: str) -> Config:
+    """The metadata and arrays of an exported model (:func:`crftag.runtime.archive.read_archive`)
+    hold what its checkpoint would (:func:`check_payload`, :func:`check_sizes`) and are the
+    arrays of the network described, floats as float32 (:func:`check_arrays`), which replace
+    ``arrays``' own; the config is returned. No torch is needed."""
+    check_payload({**metadata, "state_dict": {}}, source)
+    config = Config.from_dict(metadata["config"], source=source)
+    check_sizes(config.model, source)
+    if config.model.encoder != "bilstm":
+        raise _fail(source, f"model.encoder {config.model.encoder}: an export holds a BiLSTM-CRF")
+    sizes = [len(metadata["vocabularies"][name]["symbols"]) for name in ("words", "chars", "tags")]
+    expected = expected_arrays(dataclasses.asdict(config.model), *sizes)
+    total = sum(math.prod(shape) for shape, _ in expected.values())
+    if total > MAX_PARAMETERS:
+        raise _fail(
+            source, f"the config describes {total:,} parameters; at most {MAX_PARAMETERS:,}"
+        )
+    arrays.update(check_arrays(arrays, expected, source))
+    check_score_range(arrays, source)
+    return config
+
+
 def check_weights(weights: Mapping, expected: Mapping[str, torch.Tensor], source: str) -> None:
     """``weights`` are the described network's (``expected``: its state dict, on the meta
     device): the same names, shapes and kinds of dtype, every float finite."""
+    import torch
+
     total = sum(tensor.numel() for tensor in expected.values())
     if total > MAX_PARAMETERS:
         raise _fail(
@@ -176,3 +214,6 @@ def check_weights(weights: Mapping, expected: Mapping[str, torch.Tensor], source
             )
         if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
             raise _fail(source, f"state_dict.{name}: holds NaN or infinite values")
+    scoring = {name: weights[name] for name in SCORING_WEIGHTS if name in weights}
+    if len(scoring) == len(SCORING_WEIGHTS):  # the feature CRF has no projection
+        check_score_range({k: v.detach().float().numpy() for k, v in scoring.items()}, source)

@@ -62,8 +62,8 @@ def test_truncated_random_and_newer_checkpoints_give_clear_errors(tmp_path, samp
     state["format_version"] = 99
     torch.save(state, newer)
     for path, message in (
-        (truncated, "not a loadable"),
-        (noise, "not a loadable"),
+        (truncated, "not a crftag model: checkpoints and exported models are zip archives"),
+        (noise, "not a crftag model: checkpoints and exported models are zip archives"),
         (newer, "checkpoint format 99 is newer"),
     ):
         result = invoke(["predict", "-m", str(path)], stdin="a\n")

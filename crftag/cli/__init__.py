@@ -24,7 +24,12 @@ from crftag.cli.plotting import plot
 from crftag.cli.scoring import evaluate
 from crftag.cli.selecting import select
 from crftag.cli.serving import serve
-from crftag.cli.streams import OUTPUT_ERRNOS, prepare_streams, silence_stdout
+from crftag.cli.streams import (
+    OUTPUT_ERRNOS,
+    prepare_streams,
+    quiet_on_closed_pipe,
+    silence_stdout,
+)
 from crftag.cli.tagging import merge, predict
 from crftag.cli.training import train
 from crftag.cli.tuning import tune
@@ -54,16 +59,19 @@ def main_options(
     """Sequence labelling (NER, POS) with a BiLSTM-CRF: train, eval, predict."""
 
 
-app.command()(train)
-app.command("eval")(evaluate)
-app.command()(predict)
-app.command()(merge)
-app.command()(export)
-app.command()(convert)
-app.command()(serve)
-app.command()(plot)
-app.command()(tune)
-app.command()(select)
+for name, command in (
+    ("train", train),
+    ("eval", evaluate),
+    ("predict", predict),
+    ("merge", merge),
+    ("export", export),
+    ("convert", convert),
+    ("serve", serve),
+    ("plot", plot),
+    ("tune", tune),
+    ("select", select),
+):
+    app.command(name)(quiet_on_closed_pipe(command))
 
 
 def run(args: list[str] | None = None) -> int:
@@ -115,9 +123,12 @@ MISSING_PACKAGE_HINTS = {
 
 
 def _optional_values(args: list[str]) -> list[str]:
-    """Let ``--probs`` stand alone as well as take a value: alone it means ``--probs tag``."""
+    """Let ``--probs`` stand alone as well as take a value: alone it means ``--probs tag``.
+    After ``--`` every argument is a file name, ``--probs`` too."""
     expanded = []
     for position, arg in enumerate(args):
+        if arg == "--":
+            return expanded + args[position:]
         expanded.append(arg)
         following = args[position + 1] if position + 1 < len(args) else None
         if arg == "--probs" and following not in [choice.value for choice in Probabilities]:

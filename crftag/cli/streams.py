@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import sys
+from collections.abc import Callable
 
 from crftag.errors import CrftagError
 
-__all__ = ["OUTPUT_ERRNOS", "prepare_streams", "silence_stdout"]
+__all__ = ["OUTPUT_ERRNOS", "prepare_streams", "quiet_on_closed_pipe", "silence_stdout"]
 
 # Errors of writing the output (a full disk, a file-size limit, a closed or failing descriptor)
 # that are the environment's, not crftag's: a one-line error, not a traceback.
@@ -61,3 +63,19 @@ def silence_stdout() -> None:
     after a write error was reported."""
     with contextlib.suppress(OSError, ValueError, CrftagError, AttributeError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def quiet_on_closed_pipe(command: Callable) -> Callable:
+    """``command`` ending quietly with status 0 when the reader of its output goes away
+    (``crftag eval --json A B | head -c 5``), as every command does: the output it was asked
+    for was read up to where the reader chose to stop. Click would exit 1 without a word."""
+
+    @functools.wraps(command)
+    def run_command(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except BrokenPipeError:
+            silence_stdout()
+            return 0
+
+    return run_command

@@ -111,18 +111,12 @@ def predict(
         on_error=on_error.value,
         token_offsets=token_offsets,
     )
-    try:
-        if jobs > 1:
-            from crftag.inference.parallel import predict_in_processes
+    if jobs > 1:
+        from crftag.inference.parallel import predict_in_processes
 
-            predict_in_processes(jobs, inputs, options, sys.stdout)
-        else:
-            tag_files(options, inputs, sys.stdout, shard=shard_of)
-    except BrokenPipeError:
-        # The reader went away (`crftag predict | head`): stop quietly, and point stdout at
-        # /dev/null so Python's flush at exit does not complain a second time.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise typer.Exit(0) from None
+        predict_in_processes(jobs, inputs, options, sys.stdout)
+    else:
+        tag_files(options, inputs, sys.stdout, shard=shard_of)
 
 
 def _parse_shard(text: str) -> tuple[int, int]:
@@ -160,6 +154,14 @@ def merge(
     from crftag.inference.shards import merge_shards
 
     for path in files:
+        if os.path.isdir(path):
+            raise CrftagError(f"{path}: is a directory, expected a shard file")
+        if os.path.exists(path) and not os.path.isfile(path):
+            # Each shard is read twice: its header is checked before any record is merged.
+            raise CrftagError(
+                f"{path}: not a regular file; merge reads each shard twice, so save the "
+                "shards to files first"
+            )
         if not os.path.isfile(path):
             raise CrftagError(f"{path}: no such file")
     merge_shards(files, output_format.value if output_format else None, sys.stdout, batch_size)

@@ -126,8 +126,32 @@ def marginals_arrays(emissions, lengths, transitions, start, end) -> np.ndarray:
 
 
 def _forward_backward(emissions, lengths, transitions, start, end, with_marginals):
-    """(log Z (B,), marginals (B, T, K) or None), in float64."""
+    """(log Z (B,), marginals (B, T, K) or None), in float64: by the scaled recursions, and, for
+    the rows where they underflow (a step whose scores spread by more than exp's float64 range,
+    about 745, so every path reaching it scores 0), in log space, which has no such limit."""
     arrays = _checked(emissions, lengths, transitions, start, end)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # rows redone below
+        log_z, marginals = _scaled_forward_backward(*arrays, with_marginals)
+    broken = ~np.isfinite(log_z)
+    if with_marginals:
+        broken |= ~np.isfinite(marginals).all(axis=(1, 2))
+    if broken.any():
+        emissions, lengths, transitions, start, end = arrays
+        rows = np.flatnonzero(broken)
+        alphas = log_alphas_arrays(emissions[rows], lengths[rows], transitions, start, end)
+        log_z[rows] = logsumexp(alphas[:, -1] + end, axis=1)  # alphas carry past the end
+        if with_marginals:
+            betas = log_betas_arrays(emissions[rows], lengths[rows], transitions, start, end)
+            with np.errstate(invalid="ignore"):  # -inf - -inf: a row with no allowed path
+                fixed = np.exp(alphas + betas - log_z[rows, None, None])
+            real = np.arange(emissions.shape[1]) < lengths[rows, None]  # (n, T)
+            marginals[rows] = np.where(real[:, :, None], fixed, 0.0)
+    return log_z, marginals
+
+
+def _scaled_forward_backward(emissions, lengths, transitions, start, end, with_marginals):
+    """:func:`_forward_backward` by the scaled recursions alone, on checked arrays."""
+    arrays = (emissions, lengths, transitions, start, end)
     if _compiled is None:
         return _forward_backward_numpy(*arrays, with_marginals=with_marginals)
     emissions, lengths, transitions, start, end = arrays

@@ -127,6 +127,7 @@ def read_embeddings(
     """
     words: list[str] = []
     values = array("f")
+    lines = array("q")  # each vector's line, to name the line of a value that is not finite
     dim = None
     size = os.path.getsize(path)
     with (
@@ -155,6 +156,7 @@ def read_embeddings(
                     path, number, "the vector holds something that is not a number"
                 ) from None
             words.append(word)
+            lines.append(number)
             if max_words is not None and len(words) > max_words:
                 raise located(
                     path,
@@ -169,4 +171,22 @@ def read_embeddings(
     if not words:
         raise CrftagError(f"{path}: no vectors in the embeddings file")
     vectors = torch.frombuffer(values, dtype=torch.float32).view(len(words), dim).clone()
+    _check_finite(path, words, lines, vectors)
     return Embeddings(words, vectors)
+
+
+def _check_finite(path: str, words: list[str], lines: array, vectors: torch.Tensor) -> None:
+    """Every value is a finite float32: ``nan``, ``inf`` or a number beyond float32's range
+    (which reads as inf) would turn the training loss into NaN. One check over the matrix; the
+    first bad vector is named by its line."""
+    finite = torch.isfinite(vectors).all(dim=1)  # (N,)
+    if bool(finite.all()):
+        return
+    row = int((~finite).nonzero()[0, 0])
+    value = float(vectors[row][~torch.isfinite(vectors[row])][0])
+    raise located(
+        path,
+        lines[row],
+        f"the vector of {words[row][:40]!r} holds {value} (NaN, infinite, or beyond float32's "
+        "range); every value must be a finite number",
+    )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from crftag.config import Config
+from crftag.checkpoint_schema import check_export
 from crftag.crf.arrays import viterbi_arrays
 from crftag.crf.posteriors import (
     log_partition_arrays,
@@ -48,9 +48,11 @@ class ArrayTagger(TaggerBase):
     and records as :class:`crftag.inference.tagger.Tagger`, on the CPU, without torch."""
 
     def __init__(self, metadata: dict, weights: dict[str, np.ndarray], source: str) -> None:
+        weights = dict(weights)
+        self.config = check_export(metadata, weights, source)
+        self.source = source
         self.metadata = metadata
         self.vocabularies = Vocabularies.from_state(metadata["vocabularies"])
-        self.config = Config.from_dict(metadata["config"], source=source)
         self.model_config = metadata["config"]["model"]
         self.train_scheme = metadata["train_scheme"]
         self.data_scheme = metadata["data_scheme"]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from crftag.data.indices import pieces
 from crftag.data.schemes import Span, iob2_tag, to_iob2, to_spans
 from crftag.data.tokenize import tokenize
+from crftag.errors import CrftagError
 from crftag.inference.records import Prediction, drop_unlikely_spans, join_pieces, locate_spans
 
 __all__ = ["BatchScores", "TaggerBase", "existing_paths"]
@@ -53,6 +54,7 @@ class TaggerBase:
     """
 
     max_length = 1000
+    source = "the model"  # its file, where it was loaded from one: named in errors
 
     def _init_tags(self) -> None:
         """Output tags (IOB2 for spans) and the output column of each internal tag: in IOB2,
@@ -178,6 +180,7 @@ class TaggerBase:
         with self._running():
             for indices, batch in self._batches(cut, batch_size, cut_documents):
                 scored = self._score(batch, probs, nbest)
+                _check_scored(scored, self.source)
                 for row, index in enumerate(indices):
                     prediction = self._prediction(scored, row, probs)
                     prediction.tokens = list(cut[index])
@@ -253,6 +256,24 @@ def existing_paths(
             paths, scores, lengths, exact_scores, strict=True
         )
     ]
+
+
+def _check_scored(scored: BatchScores, source: str) -> None:
+    """The CRF's quantities are numbers, and no path scores above log Z (beyond rounding):
+    anything else would be printed as NaN or capped into a probability of 1."""
+    values = [*scored.scores, *scored.log_z, *(c for row in scored.confidences for c in row)]
+    if scored.marginals is not None:
+        values += [p for row in scored.marginals for token in row for p in token]
+    over = any(
+        score - log_z > 1e-6 * max(1.0, abs(log_z))
+        for score, log_z in zip(scored.scores, scored.log_z, strict=True)
+    )
+    if over or not all(math.isfinite(value) for value in values):
+        raise CrftagError(
+            f"{source}: the CRF's scores on this input overflow or lose their precision (log Z "
+            f"{max(scored.log_z, key=abs):.6g}, best path {max(scored.scores, key=abs):.6g}), "
+            "so it gives no probabilities; the model's weights are not a trained model's"
+        )
 
 
 def _probability(score: float, log_z: float) -> float:

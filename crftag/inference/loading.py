@@ -6,12 +6,11 @@ that runs on an exported model starts without ever loading torch.
 from __future__ import annotations
 
 import os
-import zipfile
 from typing import TYPE_CHECKING
 
 from crftag.errors import CrftagError
 from crftag.registry import BUNDLED_MODELS, resolve_model_path, shipped_export
-from crftag.runtime.archive import METADATA
+from crftag.runtime.archive import is_exported_model
 
 if TYPE_CHECKING:
     from crftag.inference.base import TaggerBase
@@ -34,13 +33,7 @@ def resolve_device(choice: str):
 def is_exported(path: str) -> bool:
     """Whether ``path`` is an exported model: a zip archive (an ``.npz``) with the metadata
     entry. A torch checkpoint is a zip archive too, without it."""
-    if not (os.path.isfile(path) and zipfile.is_zipfile(path)):
-        return False
-    try:
-        with zipfile.ZipFile(path) as archive:
-            return f"{METADATA}.npy" in archive.namelist()
-    except (OSError, zipfile.BadZipFile):
-        return False
+    return is_exported_model(path)
 
 
 def exported_model_path(model: str, device: str, bundled: bool = False) -> str | None:

@@ -23,6 +23,7 @@ from crftag.inference.confidence import span_confidences
 
 if TYPE_CHECKING:
     from crftag.config import Config
+    from crftag.crf.crf import CRF
     from crftag.data.vocab import Vocabularies
 
 __all__ = ["Tagger"]
@@ -65,7 +66,9 @@ class Tagger(TaggerBase):
             from crftag.inference.array_tagger import ArrayTagger
 
             return ArrayTagger.load(exported)
-        return cls(load_model(path, device), device)
+        tagger = cls(load_model(path, device), device)
+        tagger.source = path
+        return tagger
 
     @property
     def vocabularies(self) -> Vocabularies:
@@ -143,7 +146,7 @@ class Tagger(TaggerBase):
         # sentence needs more than float32's 7 digits.
         exact = emissions.double()
         scores = crf.score(exact, tags, mask)  # (B,)
-        log_z = crf.log_partition(exact, mask)  # (B,)
+        log_z, marginals = _log_partition_and_marginals(crf, exact, mask, probs is not None)
         lengths = batch.lengths.tolist()
         rows = [row[:n] for row, n in zip(tags.tolist(), lengths, strict=True)]
         confidences = span_confidences(
@@ -155,9 +158,9 @@ class Tagger(TaggerBase):
             self._tag_index,
         )
         scored = BatchScores(rows, scores.tolist(), log_z.tolist(), confidences)
-        if probs is not None:
-            marginals = (crf.marginals(emissions, mask) @ self._to_output).tolist()  # (B, T, K')
-            scored.marginals = [m[:n] for m, n in zip(marginals, lengths, strict=True)]
+        if marginals is not None:
+            mapped = (marginals @ self._to_output.double()).tolist()  # (B, T, K')
+            scored.marginals = [m[:n] for m, n in zip(mapped, lengths, strict=True)]
         if nbest > 1:
             top_tags, top_scores = crf.decode_nbest(emissions, mask, nbest)
             scored.nbest = existing_paths(
@@ -177,3 +180,26 @@ class Tagger(TaggerBase):
         flat_mask = mask.repeat_interleave(count, dim=0)
         scores = self.model.crf.score(repeated, paths.reshape(-1, length), flat_mask)
         return scores.view(batch_size, count)
+
+
+def _log_partition_and_marginals(
+    crf: CRF, emissions: torch.Tensor, mask: torch.Tensor, with_marginals: bool
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """log Z (B,) and, if asked, the marginals (B, T, K) of float64 emissions: by the scaled
+    recursions, and, for the rows where they underflow (a step whose scores spread beyond exp's
+    range), in log space, as :func:`crftag.crf.posteriors.marginals_arrays` does."""
+    log_z = crf.log_partition(emissions, mask)
+    marginals = crf.marginals(emissions, mask) if with_marginals else None
+    broken = ~torch.isfinite(log_z)
+    if marginals is not None:
+        broken |= ~torch.isfinite(marginals).flatten(1).all(dim=1)
+    if bool(broken.any()):
+        rows = broken.nonzero().squeeze(1)
+        alphas = crf.log_alphas(emissions[rows], mask[rows])  # carried past each end
+        _, _, end = crf.potentials()
+        log_z[rows] = torch.logsumexp(alphas[:, -1] + end.double(), dim=1)
+        if marginals is not None:
+            betas = crf.log_betas(emissions[rows], mask[rows])
+            fixed = torch.exp(alphas + betas - log_z[rows, None, None])
+            marginals[rows] = torch.where(mask[rows].unsqueeze(2), fixed, torch.zeros_like(fixed))
+    return log_z, marginals

@@ -20,7 +20,7 @@ from collections.abc import Collection, Mapping
 
 import numpy as np
 
-from crftag.archives import check_declared_sizes
+from crftag.archives import ZIP_ERRORS, check_model_archive, is_zip
 from crftag.errors import CrftagError
 
 __all__ = [
@@ -46,7 +46,8 @@ def _narrowed(weights: np.ndarray) -> np.ndarray:
     precision), else unchanged: the float16 copy reads back bit for bit."""
     if weights.dtype != np.float32:
         return weights
-    half = weights.astype(np.float16)
+    with np.errstate(over="ignore"):  # a value beyond float16 is inf there: not equal, kept
+        half = weights.astype(np.float16)
     return half if np.array_equal(half.astype(np.float32), weights) else weights
 
 
@@ -110,32 +111,58 @@ def write_archive(
 
 def is_archive(path: str) -> bool:
     """Whether ``path`` is a file that starts like a zip archive (an ``.npz``)."""
-    return os.path.isfile(path) and zipfile.is_zipfile(path)
+    return os.path.isfile(path) and is_zip(path)
+
+
+def is_exported_model(path: str) -> bool:
+    """Whether ``path`` is an exported model: a zip archive with the metadata record (a torch
+    checkpoint is a zip archive without it). A damaged archive is not one; reading it as a
+    checkpoint says what is wrong."""
+    if not is_archive(path):
+        return False
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return f"{METADATA}.npy" in archive.namelist()
+    except ZIP_ERRORS:
+        return False
 
 
 def read_archive(path: str) -> tuple[dict, dict[str, np.ndarray]]:
     """(metadata, weights) of an exported model, every floating-point weight float32 (float16
-    ones widened, int8 ones dequantized); a file that is not one is a one-line error."""
-    check_declared_sizes(path)
+    ones widened, int8 ones dequantized); a file that is not one is a one-line error. The
+    arrays are checked against the network the metadata describes by
+    :func:`crftag.checkpoint_schema.check_export`."""
+    check_model_archive(path)
     try:
         with np.load(path, allow_pickle=False) as archive:
             if METADATA not in archive.files:
                 raise CrftagError(f"{path}: not an exported crftag model (no {METADATA})")
             metadata = json.loads(archive[METADATA].tobytes().decode("utf-8"))
             stored = {name: archive[name] for name in archive.files if name != METADATA}
-    except (OSError, ValueError, zipfile.BadZipFile) as error:
-        raise CrftagError(f"{path}: cannot read the exported model ({error})") from None
-    if metadata.get("format") != ARCHIVE_FORMAT:
-        raise CrftagError(
-            f"{path}: not an exported crftag model (format {metadata.get('format')!r})"
-        )
-    if metadata.get("archive_version") not in READABLE_VERSIONS:
-        raise CrftagError(
-            f"{path}: exported with archive version {metadata.get('archive_version')!r}; this "
-            f"crftag reads versions {', '.join(map(str, READABLE_VERSIONS))}: export the model "
-            "again"
-        )
+    except ZIP_ERRORS as error:
+        first = str(error).strip().splitlines()[0][:160] if str(error).strip() else ""
+        reason = f"{type(error).__name__}: {first}" if first else type(error).__name__
+        raise CrftagError(f"{path}: cannot read the exported model ({reason})") from None
+    if not isinstance(metadata, dict) or metadata.get("format") != ARCHIVE_FORMAT:
+        found = metadata.get("format") if isinstance(metadata, dict) else type(metadata).__name__
+        raise CrftagError(f"{path}: not an exported crftag model (format {found!r})")
+    _check_archive_version(path, metadata.get("archive_version"))
     return metadata, _float32_weights(path, stored, metadata.get("quantized", []))
+
+
+def _check_archive_version(path: str, version) -> None:
+    readable = ", ".join(map(str, READABLE_VERSIONS))
+    if version in READABLE_VERSIONS and isinstance(version, int) and not isinstance(version, bool):
+        return
+    if isinstance(version, int) and not isinstance(version, bool) and version > ARCHIVE_VERSION:
+        raise CrftagError(
+            f"{path}: archive version {version} is newer than this crftag reads ({readable}); "
+            "upgrade crftag"
+        )
+    raise CrftagError(
+        f"{path}: archive_version {version!r} is not one crftag writes (it reads {readable}); "
+        "export the model again"
+    )
 
 
 def _float32_weights(
@@ -144,10 +171,18 @@ def _float32_weights(
     """The stored arrays with the quantized ones dequantized (their scales consumed) and float16
     ones widened; bool and integer arrays (constraints) as they are."""
     weights = dict(stored)
+    if not isinstance(quantized, list) or not all(isinstance(name, str) for name in quantized):
+        raise CrftagError(f"{path}: quantized: expected a list of weight names")
     for name in quantized:
         if name not in weights or name + SCALE_SUFFIX not in weights:
             raise CrftagError(f"{path}: quantized weight {name!r} or its scales are missing")
-        weights[name] = dequantize_rows(weights.pop(name), weights.pop(name + SCALE_SUFFIX))
+        rows, scales = weights.pop(name), weights.pop(name + SCALE_SUFFIX)
+        if rows.dtype != np.int8 or rows.ndim != 2 or scales.shape != rows.shape[:1]:
+            raise CrftagError(
+                f"{path}: quantized weight {name!r}: expected an int8 matrix and one scale per "
+                f"row, got {rows.dtype} {rows.shape} and scales {scales.shape}"
+            )
+        weights[name] = dequantize_rows(rows, scales)
     return {
         name: array.astype(np.float32) if array.dtype == np.float16 else array
         for name, array in weights.items()

@@ -57,13 +57,21 @@ def check_model_size(config: Config, vocabularies: Vocabularies, device: torch.d
             f"model: the network would have {weights:,} parameters, and a model holds at most "
             f"{MAX_PARAMETERS:,}; {smaller}"
         )
-    needed = 4 * (weights + trained * _copies_in_training(config))  # float32
+    parameters = 4 * (weights + trained * _copies_in_training(config))  # float32
+    # The CRF's gradient holds each sentence's expected transition counts, (batch, K, K):
+    # 6.4 GB for 10,000 tags in a batch of 16, where the weights take 0.4 GB.
+    tags = len(vocabularies.tags)
+    counts = 4 * config.train.batch_size * tags * tags
+    needed = parameters + counts
     free = _free_memory(device)
     if free is not None and needed > free:
+        what = "weights, gradients, optimizer state"
+        if counts > parameters:
+            what = f"{what}; the CRF's transition counts of a batch, {counts / GIB:.1f} GiB"
+            smaller = f"use fewer tags ({tags:,}) or a smaller train.batch_size"
         raise CrftagError(
             f"model: training {weights:,} parameters needs at least {needed / GIB:.1f} GiB "
-            f"(weights, gradients, optimizer state), and {device.type} memory has "
-            f"{free / GIB:.1f} GiB free; {smaller}"
+            f"({what}), and {device.type} memory has {free / GIB:.1f} GiB free; {smaller}"
         )
 
 
@@ -79,9 +87,16 @@ def _copies_in_training(config: Config) -> int:
 
 
 def _free_memory(device: torch.device) -> int | None:
-    """Bytes free on ``device`` (a CUDA device's own, else the host's), None if unknown."""
+    """Bytes free on ``device`` (a CUDA device's own, else the host's, within this process's
+    address-space limit and its control group's memory limit), None if unknown."""
     if device.type == "cuda":
         return torch.cuda.mem_get_info(device)[0]
+    limits = [_host_available(), _address_space_left(), _cgroup_left()]
+    known = [limit for limit in limits if limit is not None]
+    return min(known) if known else None
+
+
+def _host_available() -> int | None:
     try:
         with open("/proc/meminfo", encoding="ascii") as handle:
             for line in handle:
@@ -92,6 +107,40 @@ def _free_memory(device: torch.device) -> int | None:
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _address_space_left() -> int | None:
+    """What ``ulimit -v`` leaves this process: its limit less the address space it holds."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if limit == resource.RLIM_INFINITY:
+            return None
+        with open("/proc/self/status", encoding="ascii") as handle:
+            held = next(
+                int(line.split()[1]) * 1024 for line in handle if line.startswith("VmSize:")
+            )
+        return max(0, limit - held)
+    except (ImportError, OSError, ValueError, StopIteration):
+        return None
+
+
+def _cgroup_left() -> int | None:
+    """What this process's control group (cgroup v2: a container's memory limit) has left;
+    the page cache it could drop (inactive files) counts as free."""
+    try:
+        with open("/sys/fs/cgroup/memory.max", encoding="ascii") as handle:
+            limit = handle.read().strip()
+        if limit == "max":
+            return None
+        with open("/sys/fs/cgroup/memory.current", encoding="ascii") as handle:
+            used = int(handle.read().strip())
+        with open("/sys/fs/cgroup/memory.stat", encoding="ascii") as handle:
+            fields = dict(line.split() for line in handle if line.count(" ") == 1)
+        return max(0, int(limit) - used + int(fields.get("inactive_file", 0)))
+    except (OSError, ValueError):
         return None
 
 

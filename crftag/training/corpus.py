@@ -87,6 +87,7 @@ def _unlabeled_unknown(path: str, config: Config, sentences: list[Sentence]) -> 
 
 def resolve_schemes(config: Config, files: list[tuple[str, list[Sentence]]]) -> tuple[str, str]:
     """(the files' tag scheme, the scheme the model trains in)."""
+    _check_some_tag_known(files)
     declared = config.data.tag_scheme
     # Unknown tags (docs/partial-labels.md) say nothing about the scheme.
     sentences = [s for _, file_sentences in files for s in file_sentences]
@@ -109,6 +110,17 @@ def resolve_schemes(config: Config, files: list[tuple[str, list[Sentence]]]) -> 
         )
     train_scheme = "none" if data_scheme == "none" else config.data.train_scheme
     return data_scheme, train_scheme
+
+
+def _check_some_tag_known(files: list[tuple[str, list[Sentence]]]) -> None:
+    """Some token has a known tag: where every tag is unknown (``-`` or ``?``), every tag
+    sequence fits the data equally well, so there is nothing to learn from."""
+    if any(known(s.tags) for _, file_sentences in files for s in file_sentences):
+        return
+    raise CrftagError(
+        f"{', '.join(path for path, _ in files)}: every tag is unknown (- or ?), so there is "
+        "nothing to learn from; give some tokens their tags (docs/partial-labels.md)"
+    )
 
 
 def _where_is(config: Config, path: str, tag: str) -> str:

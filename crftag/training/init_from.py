@@ -22,10 +22,8 @@ from crftag.config import TRAIN_SCHEMES, Config, ModelConfig, load_config
 from crftag.data.conll import Sentence
 from crftag.data.vocab import Vocabularies, Vocabulary
 from crftag.errors import CrftagError
-from crftag.inference.loading import is_exported
 from crftag.nn.taggers import CRFTagger
-from crftag.registry import BUNDLED_MODELS, resolve_model_path
-from crftag.training.exported_base import load_exported
+from crftag.registry import BUNDLED_MODELS
 from crftag.training.label_map import plan_tags
 
 __all__ = [
@@ -95,9 +93,7 @@ def load_base(config: Config) -> LoadedModel:
     if not os.path.exists(name) and os.path.basename(name) in BUNDLED_MODELS:
         name = os.path.basename(name)
     try:
-        if not os.path.exists(name) or not is_exported(resolve_model_path(name)):
-            return load_model(name)
-        return load_exported(resolve_model_path(name))
+        return load_model(name)  # a checkpoint, or an export rebuilt in torch
     except CrftagError as error:
         raise CrftagError(f"train.init_from: {error}") from None
 

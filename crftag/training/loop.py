@@ -8,6 +8,7 @@ a run in memory, and every rank of a distributed run.
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 import torch
 from tqdm import tqdm
 
-from crftag.errors import TrainingInterrupted
+from crftag.errors import CrftagError, TrainingInterrupted
 from crftag.training.optimizers import learning_rate, set_learning_rate
 from crftag.training.setup import Run
 from crftag.training.step import epoch_batches, train_step, training_batch
@@ -64,6 +65,7 @@ def fit(
 
         # Run the epoch through train_step.
         epoch_loss = _run_epoch(run, started, save_state, stop_requested, show_progress)
+        _check_finite(run, epoch_loss, epoch)
         train_seconds = state.epoch_seconds + time.perf_counter() - started
 
         # Average, evaluate, and let the tracker decide on saving.
@@ -143,6 +145,19 @@ def _run_epoch(
                 where = f"at epoch {state.epoch}, batch {state.step} of {len(batches)}"
                 raise TrainingInterrupted(signal_number, _stopped(run, where))
     return epoch_loss
+
+
+def _check_finite(run: Run, epoch_loss: torch.Tensor, epoch: int) -> None:
+    """Stop before anything of the epoch is saved when its loss or the weights are not finite:
+    a NaN model tags nothing. Every rank holds the same weights, so every rank stops."""
+    loss = float(epoch_loss)
+    if math.isfinite(loss) and all(bool(torch.isfinite(p).all()) for p in run.model.parameters()):
+        return
+    raise CrftagError(
+        f"training diverged in epoch {epoch}: the loss ({loss}) or the weights are no longer "
+        "finite numbers, so nothing of this epoch is saved; lower train.lr, set "
+        "train.clip_grad_norm, or check model.embeddings for extreme values"
+    )
 
 
 def _stopped(run: Run, where: str) -> str:

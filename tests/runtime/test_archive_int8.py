@@ -140,7 +140,9 @@ def test_a_newer_archive_version_is_a_one_line_error(tmp_path, monkeypatch):
     monkeypatch.setattr(archive, "ARCHIVE_VERSION", 9)
     write_archive(str(path), {}, {"projection.weight": np.zeros((2, 3), dtype=np.float32)})
     monkeypatch.undo()
-    with pytest.raises(CrftagError, match="archive version 9; this crftag reads versions 1, 2"):
+    with pytest.raises(
+        CrftagError, match=r"archive version 9 is newer than this crftag reads \(1, 2\); upgrade"
+    ):
         read_archive(str(path))
 
 

@@ -5,8 +5,8 @@ OpenMP's thread pool (libgomp). By default libgomp's threads keep spinning for a
 parallel region (GOMP_SPINCOUNT, 300,000 rounds of a pause loop, milliseconds on some CPUs) so
 that the next region starts without a wake-up. On a quiet machine that saves microseconds. Beside
 other busy processes it is ruinous: the spinning threads hold the cores that the other process's
-working threads wait for, and two crftag trainings side by side each ran 47 times slower than
-one alone (and a hundred times slower here with OMP_WAIT_POLICY=ACTIVE, which spins for good).
+working threads wait for: two crftag trainings side by side ran forty to ninety times slower than
+one alone with OMP_WAIT_POLICY=ACTIVE, which spins for good (docs/cpus.md).
 With ``OMP_WAIT_POLICY=PASSIVE`` an idle thread sleeps at once and the cores go to whoever has
 work.
 

@@ -239,15 +239,16 @@ def test_a_bad_model_is_a_one_line_error_before_serving():
     assert done.stderr.startswith("crftag: error: no-such-model") and done.stderr.count("\n") == 1
 
 
-def test_without_uvicorn_serve_says_what_to_install():
+@pytest.mark.parametrize("package", ["uvicorn", "prometheus_client"])
+def test_without_a_serve_package_serve_says_what_to_install(package):
     code = (
-        "import sys\nsys.modules['uvicorn'] = None\nfrom crftag import cli\n"
+        f"import sys\nsys.modules['{package}'] = None\nfrom crftag import cli\n"
         "sys.exit(cli.run(['serve', '--port', '0']))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr == (
-        "crftag: error: crftag serve needs uvicorn, which is not installed: "
+        f"crftag: error: crftag serve needs {package}, which is not installed: "
         "pip install 'crftag[serve]'\n"
     )
 

@@ -14,7 +14,7 @@ from crftag.config_tune import SEARCHED_KEYS
 from crftag.errors import CrftagError
 from crftag.training.init_from import ARCHITECTURE_KEYS
 
-__all__ = ["check_space", "draw_config", "searched"]
+__all__ = ["check_space", "config_params", "draw_config", "searched"]
 
 
 def searched(config: Config) -> list[str]:
@@ -80,6 +80,19 @@ def draw_config(trial, config: Config, keys: list[str]) -> Config:
         for section, values in sections.items()
     }
     return dataclasses.replace(config, **changed)
+
+
+def config_params(config: Config, keys: list[str]) -> dict[str, Any]:
+    """The config's own values of ``keys``, those the tune section's space holds: a study's
+    first trial, so that it starts from the recipe as written (the keys left out are drawn)."""
+    params = {}
+    for name in keys:
+        section, key, draw = SEARCHED_KEYS[name]
+        value, space = getattr(getattr(config, section), key), getattr(config.tune, name)
+        inside = value in space if draw == "choice" else space[0] <= value <= space[1]
+        if inside:
+            params[name] = value
+    return params
 
 
 def _target(name: str) -> str:

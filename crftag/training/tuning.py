@@ -29,7 +29,7 @@ from crftag.inference.tagger import Tagger
 from crftag.training.checks import check_config
 from crftag.training.loop import EpochResult
 from crftag.training.run import train
-from crftag.training.search_space import check_space, draw_config, searched
+from crftag.training.search_space import check_space, config_params, draw_config, searched
 from crftag.training.signals import StopSignals
 
 __all__ = ["STUDY_FILE", "TRIALS_FILE", "Budget", "Objective", "import_optuna", "tune"]
@@ -78,6 +78,12 @@ def tune(config: Config, output_dir: str, budget: Budget, *, device: torch.devic
     remaining = max(0, budget.trials - len(finished))
     deadline = None if budget.minutes is None else time.monotonic() + 60 * budget.minutes
     objective = Objective(optuna, config, keys, output_dir, device, deadline)
+    if remaining and not study.trials:
+        # A new study starts from the config as written, alone: Optuna's worker threads can
+        # both take a queued trial.
+        study.enqueue_trial(config_params(config, keys))
+        _optimize(study, objective, 1, dataclasses.replace(budget, jobs=1), output_dir)
+        remaining -= 1
     if remaining:
         _optimize(study, objective, remaining, budget, output_dir)
     else:
@@ -193,6 +199,7 @@ def write_trials(study, output_dir: str) -> list[dict]:
             **t.user_attrs,
         }
         for t in study.trials
+        if t.state.name != "WAITING"  # queued, not started: the time ran out before it
     ]
     path = os.path.join(output_dir, TRIALS_FILE)
     with open(path + ".partial", "w", encoding="utf-8") as handle:

@@ -159,14 +159,31 @@ def test_ctrl_c_stops_parallel_trials_and_the_study_continues(tmp_path):
     """A real SIGINT to `crftag tune --jobs 2`: the trials under way (in worker threads) stop at
     their epoch's end and are marked failed, the command exits 130, and a rerun continues."""
     study = tmp_path / "study"
-    args = _tune_args(study, "--trials", "2", "--jobs", "2", "--set", "train.epochs=200")
+    # The config as written, the first trial of a new study, runs alone: one epoch of it first.
+    subprocess.run(
+        [sys.executable, "-m", "crftag", *_tune_args(study, "--trials", "1")], check=True
+    )
+    args = _tune_args(study, "--trials", "3", "--jobs", "2", "--set", "train.epochs=200")
     process = subprocess.Popen([sys.executable, "-m", "crftag", *args], stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
-    while not (study / "trials" / "001" / "model.pt").exists() and time.monotonic() < deadline:
+    while not (study / "trials" / "002" / "model.pt").exists() and time.monotonic() < deadline:
         time.sleep(0.2)  # both trials have finished an epoch
     process.send_signal(signal.SIGINT)
     _, errors = process.communicate(timeout=120)
     assert process.returncode == 130, errors.decode()
     assert b"run the same command to continue the study" in errors
     assert b"Traceback" not in errors
-    assert [t["state"] for t in _trials(study)] == ["fail", "fail"]
+    assert [t["state"] for t in _trials(study)] == ["complete", "fail", "fail"]
+
+
+def test_the_first_trial_is_the_config_as_written_where_the_space_holds_it(tmp_path, invoke):
+    study = tmp_path / "study"
+    result = invoke(_tune_args(study, "--trials", "1", "--set", "tune.batch_size=[8,32]"))
+    assert result.status == 0, result.stderr
+    params = _trials(study)[0]["params"]
+    # configs/sample.yaml: adam at 0.005, dropout 0.3 (inside the default space) ...
+    assert params["optimizer"] == "adam"
+    assert params["lr"] == pytest.approx(0.005)
+    assert params["dropout"] == pytest.approx(0.3)
+    # ... batch size 16, which the space above leaves out: drawn from it instead.
+    assert params["batch_size"] in (8, 32)

@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active
+.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data
 
 install: $(STAMP)
 
@@ -143,3 +143,15 @@ bench-contention: install
 # benchmarks/results/active_learning.json and active_learning.png.
 bench-active: install
 	$(PY) benchmarks/active_learning.py $(if $(QUICK),--quick,--full-reference)
+
+# Your own data (docs/your-data.md): the CoNLL-2003 recipe, init_from en-ner with and without
+# label_map, and crftag tune (TUNE_MINUTES), on the Broad Twitter Corpus and BC5CDR, fetched from
+# their public repositories into CORPORA; hours on 2 cores, resumable. Writes
+# benchmarks/results/your_data.json.
+CORPORA ?= runs/corpora
+TUNE_MINUTES ?= 60
+bench-your-data: install
+	$(PY) benchmarks/your_data_corpora.py $(CORPORA)
+	for corpus in btc bc5cdr; do \
+		$(PY) benchmarks/your_data.py $$corpus --data $(CORPORA)/$$corpus --tune-minutes $(TUNE_MINUTES) || exit 1; \
+	done

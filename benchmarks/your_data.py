@@ -4,7 +4,8 @@
     python benchmarks/your_data.py CORPUS --data DIR [--tune-minutes M] [--threads T] [--out DIR]
 
 CORPUS is one of :data:`CORPORA`; DIR holds its three files, taken from the public repository
-named beside it (``make corpora`` copies them there from a clone). Four rows, each a normal
+named beside it (``benchmarks/your_data_corpora.py`` copies them there from a clone; ``make
+bench-your-data`` runs both). Four rows, each a normal
 ``crftag`` command, its wall time measured around it:
 
     scratch      configs/conll03.yaml with the data paths changed (and tag_scheme iob2)
@@ -79,17 +80,13 @@ def row_configs(corpus: str, data_dir: str) -> dict[str, dict]:
 
 
 def command(row: str, config_path: str, run_dir: str, tune_minutes: float) -> list[str]:
+    """The row's crftag command; rerun, it continues the study, or the training an interruption
+    left unfinished."""
     if row == "tune":
-        return CRFTAG + [
-            "tune",
-            config_path,
-            "-o",
-            run_dir,
-            "--trials",
-            "200",
-            "--time",
-            str(tune_minutes),
-        ]
+        budget = ["--trials", "200", "--time", str(tune_minutes)]
+        return CRFTAG + ["tune", config_path, "-o", run_dir, *budget]
+    if os.path.exists(os.path.join(run_dir, "resume.pt")):
+        return CRFTAG + ["train", "--resume", run_dir]
     return CRFTAG + ["train", config_path, "-o", run_dir]
 
 
@@ -116,7 +113,7 @@ def run_row(row: str, config: dict, out_dir: str, args) -> dict:
         subprocess.run(argv, check=True, cwd=ROOT, env=env, stdout=log, stderr=log)
     minutes = (time.perf_counter() - started) / 60
     dev, test = test_f1(row, run_dir)
-    shown = " ".join(argv[2:]).replace(ROOT + os.sep, "")
+    shown = " ".join(argv[3:]).replace(ROOT + os.sep, "")
     return {
         "command": "crftag " + shown,
         "dev_f1": round(100 * dev, 2),

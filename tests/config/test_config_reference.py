@@ -10,7 +10,7 @@ import pytest
 from crftag.config import reference as config_reference
 from crftag.config import sections as config
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "config.md"
 
 

@@ -23,7 +23,7 @@ from crftag.scoring.analysis import (
 )
 from crftag.scoring.evaluate import Tagged
 
-FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "analysis" / "errors.conll"
+FIXTURE = pathlib.Path(__file__).parents[1] / "fixtures" / "analysis" / "errors.conll"
 NERVALUATE_MODES = {"strict": "strict", "exact": "exact", "partial": "partial", "type": "ent_type"}
 COUNTS = ("correct", "incorrect", "partial", "missed", "spurious")
 

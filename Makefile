@@ -86,9 +86,9 @@ bench-reference: install
 	$(REFERENCE_VENV)/bin/python benchmarks/reference_training.py --json benchmarks/results/reference_training.json
 	$(PY) benchmarks/results_table.py
 
-# The config reference, docs/config.md, from the keys' descriptions in crftag/config.py.
+# The config reference, docs/config.md, from the keys' descriptions in crftag/config/sections.py.
 docs: install
-	$(PY) -m crftag.config_reference docs/config.md
+	$(PY) -m crftag.config.reference docs/config.md
 
 # benchmarks/RESULTS.md from benchmarks/results/*.json.
 results: install

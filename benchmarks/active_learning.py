@@ -36,10 +36,10 @@ sys.path.insert(0, ROOT)
 
 import torch  # noqa: E402
 
-from crftag.config import load_config  # noqa: E402
+from crftag.config.sections import load_config  # noqa: E402
 from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
-from crftag.evaluate import headline, score_sentences  # noqa: E402
 from crftag.inference.selection import STRATEGIES, prediction_options, unit_score  # noqa: E402
+from crftag.scoring.evaluate import headline, score_sentences  # noqa: E402
 from crftag.training.run import train_in_memory  # noqa: E402
 
 CONLL = os.path.join(ROOT, "..", "shared", "data", "conll2003")

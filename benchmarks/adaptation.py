@@ -37,12 +37,12 @@ sys.path.insert(0, ROOT)
 
 import torch  # noqa: E402
 
-from crftag.checkpoint import save_model  # noqa: E402
-from crftag.config import Config  # noqa: E402
+from crftag.config.sections import Config  # noqa: E402
 from crftag.data.batching import build_batch, encode  # noqa: E402
 from crftag.data.conll import Sentence  # noqa: E402
-from crftag.evaluate import score_sentences  # noqa: E402
 from crftag.inference.tagger import Tagger  # noqa: E402
+from crftag.modelfiles.checkpoint import save_model  # noqa: E402
+from crftag.scoring.evaluate import score_sentences  # noqa: E402
 from crftag.training.run import train_in_memory  # noqa: E402
 
 EWT = os.path.join(ROOT, "..", "shared", "data", "ud_english_ewt")

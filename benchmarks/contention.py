@@ -45,7 +45,7 @@ sys.path.insert(0, HERE)
 from serve_load import free_port, git_commit, start_server, stop_server  # noqa: E402
 
 from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
-from crftag.tables import fixed_width  # noqa: E402
+from crftag.scoring.tables import fixed_width  # noqa: E402
 
 CRFTAG = [sys.executable, "-m", "crftag"]
 SAMPLE = os.path.join(ROOT, "configs", "sample.yaml")

@@ -27,7 +27,7 @@ sys.path.insert(0, ROOT)
 
 from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
 from crftag.data.schemes import convert  # noqa: E402
-from crftag.evaluate import score  # noqa: E402
+from crftag.scoring.evaluate import score  # noqa: E402
 
 CONLL = os.path.join(ROOT, "..", "shared", "data", "conll2003")
 

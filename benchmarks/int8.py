@@ -43,12 +43,12 @@ sys.path.insert(0, ROOT)
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from crftag.checkpoint import export_arrays, load_model, model_payload  # noqa: E402
 from crftag.data.conll import ColumnSpec, document_keys, read_corpus  # noqa: E402
-from crftag.evaluate import score  # noqa: E402
 from crftag.inference.tagger import Tagger  # noqa: E402
-from crftag.registry import resolve_model_path  # noqa: E402
-from crftag.tables import fixed_width  # noqa: E402
+from crftag.modelfiles.checkpoint import export_arrays, load_model, model_payload  # noqa: E402
+from crftag.modelfiles.registry import resolve_model_path  # noqa: E402
+from crftag.scoring.evaluate import score  # noqa: E402
+from crftag.scoring.tables import fixed_width  # noqa: E402
 
 try:
     from crftag.inference.array_tagger import ArrayTagger  # noqa: E402

@@ -23,10 +23,10 @@ sys.path.insert(0, ROOT)
 
 import torch  # noqa: E402
 
-from crftag.checkpoint import export_arrays, load_model  # noqa: E402
 from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
 from crftag.inference.array_tagger import ArrayTagger  # noqa: E402
 from crftag.inference.tagger import Tagger  # noqa: E402
+from crftag.modelfiles.checkpoint import export_arrays, load_model  # noqa: E402
 
 DATA = os.path.join(ROOT, "..", "shared", "data")
 CASES = [

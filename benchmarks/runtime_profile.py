@@ -22,9 +22,9 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from runtime_parity import CASES  # noqa: E402
 
-from crftag.checkpoint import export_arrays, load_model  # noqa: E402
 from crftag.data.conll import read_corpus  # noqa: E402
 from crftag.inference.array_tagger import ArrayTagger  # noqa: E402
+from crftag.modelfiles.checkpoint import export_arrays, load_model  # noqa: E402
 
 
 def main(name: str = "en-ner", lines: int = 25) -> None:

@@ -112,7 +112,7 @@ def throughput(checkpoint: str, exported: dict[str, str], directory: str) -> dic
 
 
 def measure() -> dict:
-    from crftag.registry import resolve_model_path, shipped_export
+    from crftag.modelfiles.registry import resolve_model_path, shipped_export
 
     checkpoint = resolve_model_path("en-ner")
     shipped = shipped_export("en-ner")

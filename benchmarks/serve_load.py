@@ -46,7 +46,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
 from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
-from crftag.tables import fixed_width  # noqa: E402
+from crftag.scoring.tables import fixed_width  # noqa: E402
 
 TEST_FILE = os.path.join(ROOT, "..", "shared", "data", "conll2003", "eng.testb")
 HOST = "127.0.0.1"

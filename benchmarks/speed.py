@@ -42,8 +42,7 @@ import runtime_speed  # noqa: E402
 import web_text  # noqa: E402
 from crf_kernels import SHAPES, bench_shape, paired_seconds, viterbi_kernel  # noqa: E402
 
-from crftag.checkpoint import LoadedModel, build_model, save_model  # noqa: E402
-from crftag.config import load_config  # noqa: E402
+from crftag.config.sections import load_config  # noqa: E402
 from crftag.data.batching import encode  # noqa: E402
 from crftag.data.conll import (  # noqa: E402
     ColumnSpec,
@@ -52,8 +51,9 @@ from crftag.data.conll import (  # noqa: E402
 )
 from crftag.data.schemes import convert  # noqa: E402
 from crftag.inference.tagger import Tagger  # noqa: E402
+from crftag.modelfiles.checkpoint import LoadedModel, build_model, save_model  # noqa: E402
+from crftag.modelfiles.registry import BUNDLED_MODELS, MODELS_DIR  # noqa: E402
 from crftag.nn.encoders import use_fast_training  # noqa: E402
-from crftag.registry import BUNDLED_MODELS, MODELS_DIR  # noqa: E402
 from crftag.training.corpus import build_vocabularies, encode_training_set  # noqa: E402
 from crftag.training.embeddings import set_trained_rows  # noqa: E402
 from crftag.training.optimizers import make_optimizer, set_learning_rate  # noqa: E402

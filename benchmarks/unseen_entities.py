@@ -79,7 +79,7 @@ def main() -> None:
     taggers = []
     if args.model:
         from crftag.inference.tagger import Tagger
-        from crftag.registry import resolve_model_path
+        from crftag.modelfiles.registry import resolve_model_path
 
         taggers = [(name, Tagger.load(resolve_model_path(name))) for name in args.model]
 

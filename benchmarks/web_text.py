@@ -28,7 +28,7 @@ from crf_kernels import paired_seconds  # noqa: E402
 from crftag.data.batching import collate, encode  # noqa: E402
 from crftag.data.conll import ColumnSpec, open_binary, read_columns  # noqa: E402
 from crftag.inference.tagger import Tagger  # noqa: E402
-from crftag.registry import MODELS_DIR  # noqa: E402
+from crftag.modelfiles.registry import MODELS_DIR  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "data")
 WEB_GENRES = ("weblog", "email", "reviews", "answers", "newsgroup")

@@ -50,9 +50,9 @@ def tiny_args():
 
 @pytest.fixture(scope="session")
 def tiny_config():
-    """A factory of the tiny model's :class:`~crftag.config.Config` (``configs/sample.yaml``
-    with the tiny settings), with settings on top as for ``tiny_args``."""
-    from crftag.config import load_config
+    """A factory of the tiny model's :class:`~crftag.config.Config` (``configs/sample.yaml`` with
+    the tiny settings), with settings on top as for ``tiny_args``."""
+    from crftag.config.sections import load_config
 
     def make(**settings):
         return load_config(SAMPLE_CONFIG, _tiny_settings(settings))

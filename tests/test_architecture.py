@@ -16,24 +16,15 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "crftag"
 # its modules.
 LAYERS = {
     "errors": 0,
-    "registry": 1,
-    "tables": 1,
-    "archives": 1,  # zip model files' declared sizes, checked before inflating
     "data": 1,
     "crf": 1,
     "runtime": 2,  # tagging in NumPy: imports data and crf's torch-free modules, never torch
-    "config": 2,
-    "config_tune": 2,  # the tune section: crftag tune's search space
-    "config_loading": 2,  # strict YAML and the checks of values against the config's fields
-    "config_reference": 3,
+    "config": 2,  # the config file's sections, their loading and checks, the tune section
     "nn": 3,
-    "checkpoint": 4,
-    "checkpoint_schema": 4,  # what a checkpoint must hold, checked before building
+    "modelfiles": 4,  # checkpoints, what they must hold, the bundled models
     "inference": 5,
-    "evaluate": 6,
+    "scoring": 6,  # scores, error analysis, tables and plots of a tagger's output
     "serve": 6,  # the HTTP service: imports inference, never training
-    "analysis": 6,  # error analysis of a tagger on labelled data, beside evaluate
-    "plots": 2,  # pictures from plain values (matplotlib, optional); imports errors only
     "training": 7,
     "cli": 8,
     "__main__": 9,
@@ -121,3 +112,51 @@ def test_modules_and_functions_fit_on_a_screen(path):
             assert length <= MAX_FUNCTION_LINES, (
                 f"{path}:{node.lineno}: {node.name} has {length} lines of body"
             )
+
+
+def test_the_top_of_the_package_holds_packages_and_the_shared_errors_only():
+    loose = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert loose == ["__init__.py", "__main__.py", "errors.py"], (
+        f"modules at the top of crftag/: {loose}; put each in the package of its job"
+    )
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the crftag modules it imports (lazy imports too), as dotted names that exist."""
+    names = {module_name(path) for path in modules()}
+    graph = {}
+    for path in modules():
+        targets = set()
+        for _, imported in crftag_imports(path):
+            # `from crftag.crf import kernels` names a module; `... import CRF` names its package
+            while imported not in names and "." in imported:
+                imported = imported.rsplit(".", 1)[0]
+            targets.add(imported)
+        graph[module_name(path)] = targets - {module_name(path), "crftag"}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import cycle, found by depth-first search (each cycle once per entry point)."""
+    found, done = [], set()
+
+    def visit(node: str, path: list[str]) -> None:
+        for target in sorted(graph.get(node, ())):
+            if target in path:
+                found.append(path[path.index(target) :] + [target])
+            elif target not in done:
+                visit(target, path + [target])
+        done.add(node)
+
+    for start in sorted(graph):
+        if start not in done:
+            visit(start, [start])
+    return found
+
+
+def test_no_module_imports_itself_round_a_cycle():
+    assert cycles(import_graph()) == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]

@@ -114,14 +114,14 @@ def test_readme_python_example_runs(sample_model, tmp_path, monkeypatch, capsys)
 def test_eval_draws_tables_on_a_terminal_and_plain_text_when_piped(
     invoke, sample_model, monkeypatch
 ):
-    import crftag.tables
+    import crftag.scoring.tables
 
     args = ["eval", "data/ner_sample.dev.conll", "-m", str(sample_model), "--calibration"]
     piped = invoke(args)
     assert piped.status == 0, piped.stderr
     assert "type         precision    recall        f1   support" in piped.stdout.splitlines()
     assert "\u2502" not in piped.stdout
-    monkeypatch.setattr(crftag.tables, "is_terminal", lambda stream: True)
+    monkeypatch.setattr(crftag.scoring.tables, "is_terminal", lambda stream: True)
     drawn = invoke(args)
     assert drawn.status == 0, drawn.stderr
     assert "\u2502" in drawn.stdout and "type         precision" not in drawn.stdout

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from crftag.cli.options import DataFormat, Misaligned
-from crftag.config import SPAN_SCHEMES
+from crftag.config.sections import SPAN_SCHEMES
 from crftag.errors import CrftagError
 
 __all__ = ["convert", "export"]
@@ -45,7 +45,7 @@ def export(
 ) -> None:
     """Copy a trained model into one file: a checkpoint, or an array archive for the NumPy
     runtime."""
-    from crftag.checkpoint import export_arrays, load_model, save_model
+    from crftag.modelfiles.checkpoint import export_arrays, load_model, save_model
 
     if int8 and export_format != ExportFormat.numpy:
         raise CrftagError("--int8 applies to --format numpy; add --format numpy or drop --int8")

@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from crftag.config import ANNOTATION_FORMATS, FILE_FORMATS, INPUT_FORMATS, OUTPUT_FORMATS
+from crftag.config.sections import ANNOTATION_FORMATS, FILE_FORMATS, INPUT_FORMATS, OUTPUT_FORMATS
 from crftag.data.align import MISALIGNED_POLICIES
-from crftag.registry import BUNDLED_MODELS, DEFAULT_MODEL
+from crftag.modelfiles.registry import BUNDLED_MODELS, DEFAULT_MODEL
 
 __all__ = [
     "DataFormat",

@@ -37,7 +37,7 @@ def plot(
 ) -> None:
     """Draw the dev score and the training loss per epoch of one or several runs, or the
     optimisation history of a crftag tune study directory."""
-    from crftag.plots import learning_curves, read_history, run_names, text_curves
+    from crftag.scoring.plots import learning_curves, read_history, run_names, text_curves
 
     if output is None and not text:
         raise CrftagError("nowhere to draw: give -o FILE.png, or --text for the terminal")
@@ -53,7 +53,7 @@ def plot(
 
 
 def _plot_study(study_dir: str, output: str | None) -> None:
-    from crftag.plots import optimisation_history
+    from crftag.scoring.plots import optimisation_history
 
     if output is None:
         raise CrftagError(f"{study_dir}: a study is drawn to a PNG file: give -o FILE.png")

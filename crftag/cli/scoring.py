@@ -10,10 +10,10 @@ from typing import Annotated, TextIO
 
 import typer
 
-from crftag.analysis import MATCH_MODES
 from crftag.cli.options import DataFormat, DeviceChoice, Misaligned, ModelOption
 from crftag.errors import CrftagError
-from crftag.registry import DEFAULT_MODEL
+from crftag.modelfiles.registry import DEFAULT_MODEL
+from crftag.scoring.analysis import MATCH_MODES
 
 __all__ = ["evaluate"]
 
@@ -77,8 +77,8 @@ def evaluate(
     ] = None,
 ) -> None:
     """Score a model on labelled files: entity P/R/F1 (seqeval) and token accuracy."""
-    from crftag.evaluate import score_tagged, tag_sentences, unseen_labels
     from crftag.inference.loading import load_tagger
+    from crftag.scoring.evaluate import score_tagged, tag_sentences, unseen_labels
 
     if plot is not None and not with_calibration:
         raise typer.BadParameter(
@@ -115,7 +115,7 @@ def evaluate(
                 asked = "span calibration" if with_calibration else "span matching"
                 typer.echo(f"crftag: warning: {path}: no spans, so no {asked}", err=True)
     if plot is not None:
-        from crftag.plots import reliability_diagram
+        from crftag.scoring.plots import reliability_diagram
 
         reliability_diagram(scores["calibration"], plot)
         typer.echo(f"crftag: drew the reliability diagram to {plot}", err=True)
@@ -123,7 +123,7 @@ def evaluate(
 
 def _analyse(gold, tagged, spans: bool, with_confusion: bool, match: str | None) -> dict:
     """The analyses asked for, as keys of the file's scores: ``confusion``, ``match``."""
-    from crftag.analysis import confusion, semeval, tag_confusions
+    from crftag.scoring.analysis import confusion, semeval, tag_confusions
 
     gold_tags = [sentence.tags for sentence in gold]
     result = {}
@@ -152,8 +152,8 @@ def _errors_file(path: str | None):
 
 def _write_errors(path: str, gold, tagged, spans: bool, sink: TextIO, name: str) -> None:
     """Append the file's error records to ``sink``, each naming the file, and count them."""
-    from crftag.analysis import error_records
     from crftag.inference.records import json_line
+    from crftag.scoring.analysis import error_records
 
     counts: dict[str, int] = {}
     for record in error_records(gold, tagged, tags_are_spans=spans):
@@ -165,8 +165,8 @@ def _write_errors(path: str, gold, tagged, spans: bool, sink: TextIO, name: str)
 
 def _print_scores(path: str, scores: dict, *, as_json: bool) -> None:
     """One JSON line; else tables drawn for a terminal, or fixed-width text for a pipe."""
-    from crftag.evaluate import format_calibration, format_scores, score_tables, to_json
-    from crftag.tables import is_terminal, print_table
+    from crftag.scoring.evaluate import format_calibration, format_scores, score_tables, to_json
+    from crftag.scoring.tables import is_terminal, print_table
 
     if as_json:
         typer.echo(to_json({"file": path, **scores}))

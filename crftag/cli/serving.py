@@ -9,7 +9,7 @@ import typer
 
 from crftag.cli.options import DeviceChoice
 from crftag.errors import CrftagError
-from crftag.registry import DEFAULT_MODEL
+from crftag.modelfiles.registry import DEFAULT_MODEL
 
 MAX_WORKERS = 64
 

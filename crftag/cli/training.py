@@ -46,7 +46,7 @@ def train(
     at a time trains in a directory. SIGINT (Ctrl-C) or SIGTERM writes a resumable checkpoint
     and exits with 130 or 143; `crftag train --resume DIR` continues the run where it stopped.
     """
-    from crftag.inference.loading import resolve_device
+    from crftag.inference.model_paths import resolve_device
     from crftag.training.init_from import load_training_config
     from crftag.training.run import train as run_training
 
@@ -82,7 +82,7 @@ def train(
 
 def _report_training(metrics: dict, model_path: str) -> None:
     """The end of a run, on stderr: a table on a terminal, two plain lines in a log."""
-    from crftag.tables import is_terminal, print_table
+    from crftag.scoring.tables import is_terminal, print_table
 
     dev, test = metrics.get("dev"), metrics.get("test")
     if is_terminal(sys.stderr):

@@ -40,7 +40,7 @@ def tune(
     config, for crftag train. The study is kept in OUTPUT/study.db: running the same command
     again continues it, and Ctrl-C loses at most the trials under way.
     """
-    from crftag.inference.loading import resolve_device
+    from crftag.inference.model_paths import resolve_device
     from crftag.training.init_from import load_training_config
     from crftag.training.tuning import Budget, import_optuna
     from crftag.training.tuning import tune as run_study
@@ -57,7 +57,7 @@ def tune(
 
 def _report(output: str, summary: dict) -> None:
     """The trial table and the best trial, on stderr: rich on a terminal, plain in a log."""
-    from crftag.tables import print_table
+    from crftag.scoring.tables import print_table
     from crftag.training.tuning import TRIALS_FILE
 
     with open(os.path.join(output, TRIALS_FILE), encoding="utf-8") as handle:

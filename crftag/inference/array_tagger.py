@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from crftag.checkpoint_schema import check_export
 from crftag.crf.arrays import viterbi_arrays
 from crftag.crf.posteriors import (
     log_partition_arrays,
@@ -25,6 +24,7 @@ from crftag.data.indices import batch_rows, group_ids, index_arrays
 from crftag.data.vocab import Vocabularies
 from crftag.inference.array_confidence import span_confidences_arrays
 from crftag.inference.base import BatchScores, TaggerBase, existing_paths
+from crftag.modelfiles.checkpoint_schema import check_export
 from crftag.runtime.archive import read_archive
 from crftag.runtime.network import Network
 from crftag.runtime.threads import loop_threads

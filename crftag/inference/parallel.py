@@ -16,7 +16,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import TYPE_CHECKING, TextIO
 
-from crftag.config import FILE_FORMATS
+from crftag.config.sections import FILE_FORMATS
 from crftag.errors import CrftagError
 from crftag.inference.loading import load_tagger
 from crftag.inference.streaming import (

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
-from crftag.config import FILE_FORMATS
+from crftag.config.sections import FILE_FORMATS
 from crftag.data.align import document_tokens
 from crftag.data.annotations import LINE_BREAKS, read_annotations
 from crftag.data.conll import detect_format, source_name

@@ -9,7 +9,7 @@ from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
-from crftag.config import FILE_FORMATS, INPUT_FORMATS, OUTPUT_FORMATS
+from crftag.config.sections import FILE_FORMATS, INPUT_FORMATS, OUTPUT_FORMATS
 from crftag.data.annotations import CharSpan, Document, format_span_jsonl
 from crftag.data.conll import (
     ColumnSpec,

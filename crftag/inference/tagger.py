@@ -15,14 +15,15 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from crftag.checkpoint import LoadedModel, load_model
 from crftag.data.batching import Batch, build_batch
 from crftag.data.indices import batch_rows
 from crftag.inference.base import BatchScores, TaggerBase, existing_paths
 from crftag.inference.confidence import span_confidences
+from crftag.inference.model_paths import exported_model_path
+from crftag.modelfiles.checkpoint import LoadedModel, load_model
 
 if TYPE_CHECKING:
-    from crftag.config import Config
+    from crftag.config.sections import Config
     from crftag.crf.crf import CRF
     from crftag.data.vocab import Vocabularies
 
@@ -59,8 +60,6 @@ class Tagger(TaggerBase):
         """Load a checkpoint file or run directory; never runs code stored in the file. An
         exported model (``crftag export --format numpy``) loads as the NumPy tagger, which
         answers the same calls."""
-        from crftag.inference.loading import exported_model_path
-
         exported = exported_model_path(path, str(device))
         if exported is not None:
             from crftag.inference.array_tagger import ArrayTagger

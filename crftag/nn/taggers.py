@@ -12,7 +12,7 @@ import torch
 from torch import nn
 from torch.nn import functional
 
-from crftag.config import ModelConfig
+from crftag.config.sections import ModelConfig
 from crftag.crf.crf import CRF
 from crftag.data.batching import Batch
 from crftag.nn.encoders import (

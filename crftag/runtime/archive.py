@@ -20,8 +20,8 @@ from collections.abc import Collection, Mapping
 
 import numpy as np
 
-from crftag.archives import ZIP_ERRORS, check_model_archive, is_zip
 from crftag.errors import CrftagError
+from crftag.runtime.zip_checks import ZIP_ERRORS, check_model_archive, is_zip
 
 __all__ = [
     "ARCHIVE_FORMAT",
@@ -131,7 +131,7 @@ def read_archive(path: str) -> tuple[dict, dict[str, np.ndarray]]:
     """(metadata, weights) of an exported model, every floating-point weight float32 (float16
     ones widened, int8 ones dequantized); a file that is not one is a one-line error. The
     arrays are checked against the network the metadata describes by
-    :func:`crftag.checkpoint_schema.check_export`."""
+    :func:`crftag.modelfiles.checkpoint_schema.check_export`."""
     check_model_archive(path)
     try:
         with np.load(path, allow_pickle=False) as archive:

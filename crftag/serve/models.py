@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 
 from crftag import __version__
 from crftag.errors import CrftagError
-from crftag.inference.loading import exported_model_path, load_tagger
-from crftag.registry import BUNDLED_MODELS, resolve_model_path
+from crftag.inference.loading import load_tagger
+from crftag.inference.model_paths import exported_model_path
+from crftag.modelfiles.registry import BUNDLED_MODELS, resolve_model_path
 
 if TYPE_CHECKING:
     from crftag.inference.base import TaggerBase

@@ -7,14 +7,14 @@ import os
 
 import torch
 
-from crftag.checkpoint import build_model
-from crftag.checkpoint_schema import MAX_PARAMETERS
-from crftag.config import Config
+from crftag.config.sections import Config
 from crftag.data.annotations import brat_names
 from crftag.data.paths import is_regular_file, not_regular
 from crftag.data.vectors import check_embeddings
 from crftag.data.vocab import PAD, UNK, Vocabularies, Vocabulary
 from crftag.errors import CrftagError
+from crftag.modelfiles.checkpoint import build_model
+from crftag.modelfiles.checkpoint_schema import MAX_PARAMETERS
 from crftag.training.corpus import training_files
 
 __all__ = ["check_config", "check_device", "check_model_size", "check_output_dir"]

@@ -2,7 +2,7 @@
 built, and every sentence encoded once.
 
 Data flows one way here: files -> sentences (in the scheme the model trains in) -> vocabularies
--> index tensors. Reading a dev or test file is :meth:`crftag.config.DataConfig.read`.
+-> index tensors. Reading a dev or test file is :meth:`crftag.config.sections.DataConfig.read`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from crftag.config import Config
+from crftag.config.sections import Config
 from crftag.data.batching import Encoded, encode
 from crftag.data.conll import Sentence, document_keys, open_binary, read_columns
 from crftag.data.labelled import ANNOTATION_FORMATS, detect_labelled_format

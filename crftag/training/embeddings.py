@@ -7,7 +7,7 @@ import sys
 
 import torch
 
-from crftag.config import Config
+from crftag.config.sections import Config
 from crftag.data.vectors import Embeddings
 from crftag.data.vocab import Vocabularies, look_up
 from crftag.nn.taggers import BiLSTMCRF, CRFTagger

@@ -5,7 +5,7 @@ The new model is the old one grown: the old vocabularies keep every symbol at it
 new data's words, characters and tags are appended, so every weight of the old model is the
 leading block of the new one's and is copied there. New rows (words, characters, tags, their
 transitions) start as a new model's do; the scheme's constraints are rebuilt for the merged tag
-set by :func:`crftag.checkpoint.build_model`.
+set by :func:`crftag.modelfiles.checkpoint.build_model`.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ import sys
 
 import torch
 
-from crftag.checkpoint import LoadedModel, load_model
-from crftag.config import TRAIN_SCHEMES, Config, ModelConfig, load_config
+from crftag.config.sections import TRAIN_SCHEMES, Config, ModelConfig, load_config
 from crftag.data.conll import Sentence
 from crftag.data.vocab import Vocabularies, Vocabulary
 from crftag.errors import CrftagError
+from crftag.modelfiles.checkpoint import LoadedModel, load_model
+from crftag.modelfiles.registry import BUNDLED_MODELS
 from crftag.nn.taggers import CRFTagger
-from crftag.registry import BUNDLED_MODELS
 from crftag.training.label_map import plan_tags
 
 __all__ = [
@@ -62,7 +62,7 @@ _TAG_DIMENSIONS = {
 
 
 def load_training_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Config:
-    """:func:`crftag.config.load_config`, where a config with ``train.init_from`` takes the
+    """:func:`crftag.config.sections.load_config`, where a config with ``train.init_from`` takes the
     model's architecture for every key it does not set (:func:`base_defaults`); keys it sets
     to other values are refused when training starts (:func:`check_architecture`)."""
     config = load_config(path, overrides)

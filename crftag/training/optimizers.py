@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from crftag.config import Config, TrainConfig
+from crftag.config.sections import Config, TrainConfig
 
 __all__ = ["SparseSGD", "learning_rate", "make_optimizer", "set_learning_rate"]
 

@@ -14,13 +14,13 @@ from collections.abc import Callable
 
 import torch
 
-from crftag.checkpoint import save_model
-from crftag.config import Config
+from crftag.config.sections import Config
 from crftag.data.conll import Sentence
 from crftag.errors import CrftagError
-from crftag.evaluate import headline, score_sentences
 from crftag.inference.tagger import Tagger
-from crftag.registry import MODEL_FILE
+from crftag.modelfiles.checkpoint import save_model
+from crftag.modelfiles.registry import MODEL_FILE
+from crftag.scoring.evaluate import headline, score_sentences
 from crftag.training.checks import check_config, check_device, check_output_dir
 from crftag.training.corpus import read_training_files
 from crftag.training.distributed import Group, join, launched_rank, leave

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from crftag.errors import CrftagError
-from crftag.registry import MODEL_FILE
+from crftag.modelfiles.registry import MODEL_FILE
 from crftag.training.state import RESUME_FILE
 
 try:

@@ -8,9 +8,9 @@ import difflib
 import sys
 from typing import Any
 
-from crftag.config import Config
-from crftag.config_loading import build
-from crftag.config_tune import SEARCHED_KEYS
+from crftag.config.loading import build
+from crftag.config.sections import Config
+from crftag.config.tune import SEARCHED_KEYS
 from crftag.errors import CrftagError
 from crftag.training.init_from import ARCHITECTURE_KEYS
 

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
-from crftag.checkpoint import LoadedModel, build_model
-from crftag.config import Config
+from crftag.config.sections import Config
 from crftag.data.conll import Sentence
 from crftag.data.vectors import read_embeddings
 from crftag.data.vocab import Vocabularies
 from crftag.errors import CrftagError
+from crftag.modelfiles.checkpoint import LoadedModel, build_model
 from crftag.nn.encoders import use_fast_training
 from crftag.nn.taggers import CRFTagger
 from crftag.training.averaging import WeightAverage

@@ -14,12 +14,17 @@ from dataclasses import dataclass, field
 
 import torch
 
-from crftag.checkpoint import LoadedModel, model_payload, read_checkpoint, write_atomically
-from crftag.checkpoint_schema import check_payload, check_sizes, check_weights
-from crftag.config import Config
+from crftag.config.sections import Config
 from crftag.data.annotations import brat_names
 from crftag.data.paths import is_regular_file
 from crftag.errors import CrftagError
+from crftag.modelfiles.checkpoint import (
+    LoadedModel,
+    model_payload,
+    read_checkpoint,
+    write_atomically,
+)
+from crftag.modelfiles.checkpoint_schema import check_payload, check_sizes, check_weights
 from crftag.training.averaging import WeightAverage
 from crftag.training.corpus import training_files
 

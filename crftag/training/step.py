@@ -10,7 +10,7 @@ import random
 
 import torch
 
-from crftag.config import TrainConfig
+from crftag.config.sections import TrainConfig
 from crftag.data.batching import Batch, build_batch
 from crftag.data.indices import bucketed_batches, document_batches
 from crftag.data.vocab import UNKNOWN_INDEX

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 import torch
 import yaml
 
-from crftag.config import Config
+from crftag.config.sections import Config
 from crftag.errors import CrftagError, TrainingInterrupted
-from crftag.evaluate import headline, score_sentences
 from crftag.inference.tagger import Tagger
+from crftag.scoring.evaluate import headline, score_sentences
 from crftag.training.checks import check_config
 from crftag.training.loop import EpochResult
 from crftag.training.run import train

@@ -4,7 +4,7 @@ import pytest
 
 from crftag.data.conll import ColumnSpec, read_columns
 from crftag.data.schemes import Span, allowed_transitions, convert, detect_scheme, to_spans
-from crftag.evaluate import score
+from crftag.scoring.evaluate import score
 
 IOB1 = ["I-PER", "I-PER", "B-PER", "O", "I-LOC", "I-ORG", "I-ORG"]
 IOB2 = ["B-PER", "I-PER", "B-PER", "O", "B-LOC", "B-ORG", "I-ORG"]

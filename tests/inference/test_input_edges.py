@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from crftag.checkpoint import load_model, save_model
 from crftag.data import conll
 from crftag.errors import CrftagError
+from crftag.modelfiles.checkpoint import load_model, save_model
 
 CONLL = "EU B-ORG\nrejects O\nGerman B-MISC\ncalls O\n\nPeter B-PER\nBlackburn I-PER\n"
 ROW = "_\t_\t_\t_\t_\t_\t_\t_"  # CoNLL-U's columns after FORM

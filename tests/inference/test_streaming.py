@@ -12,7 +12,7 @@ import pytest
 from crftag.data.tokenize import tokenize
 from crftag.inference.streaming import PredictOptions, predict_files, tag_files
 from crftag.inference.tagger import Tagger
-from crftag.registry import MODELS_DIR
+from crftag.modelfiles.registry import MODELS_DIR
 
 
 def test_predict_gives_one_record_per_input_line_in_order(invoke, sample_model):

@@ -10,10 +10,10 @@ import math
 import pytest
 import torch
 
-from crftag.checkpoint import export_arrays, load_model, model_payload
 from crftag.errors import CrftagError
 from crftag.inference.base import BatchScores, _check_scored
 from crftag.inference.loading import load_tagger
+from crftag.modelfiles.checkpoint import export_arrays, load_model, model_payload
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def test_tag_scores_beyond_float32s_precision_are_refused(payload, tmp_path, nam
 
 
 def test_the_export_of_such_a_model_is_refused_too(payload, tmp_path, monkeypatch):
-    from crftag import checkpoint_schema
+    from crftag.modelfiles import checkpoint_schema
 
     state = copy.deepcopy(payload)
     state["state_dict"]["crf.transitions"] *= 1e30 / float(

@@ -9,9 +9,9 @@ import sys
 import pytest
 import torch
 
-from crftag.checkpoint import save_model
 from crftag.data.batching import document_groups, encode_batch
 from crftag.data.conll import ColumnSpec, document_keys, read_columns
+from crftag.modelfiles.checkpoint import save_model
 from crftag.nn.taggers import _group_means
 
 

@@ -4,8 +4,8 @@ if trained; CasingEmbedding's classes, trained and reloaded."""
 import pytest
 import torch
 
-from crftag.checkpoint import save_model
 from crftag.inference.tagger import Tagger
+from crftag.modelfiles.checkpoint import save_model
 from crftag.nn.encoders import CasingEmbedding, WordEmbedding
 
 ROWS, DIM, TRAINED = 12, 4, 7

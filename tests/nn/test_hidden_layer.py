@@ -5,9 +5,9 @@ import pytest
 import torch
 
 from crftag import cli
-from crftag.checkpoint import save_model
 from crftag.data.conll import ColumnSpec, document_keys, read_columns
 from crftag.inference.tagger import Tagger
+from crftag.modelfiles.checkpoint import save_model
 
 HIDDEN = {"model__hidden_layer": 16, "train__seed": 4}
 

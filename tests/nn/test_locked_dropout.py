@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from crftag.checkpoint import save_model
 from crftag.inference.tagger import Tagger
+from crftag.modelfiles.checkpoint import save_model
 from crftag.nn.encoders import LockedDropout
 
 

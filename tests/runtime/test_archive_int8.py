@@ -6,10 +6,10 @@ import json
 import numpy as np
 import pytest
 
-from crftag.checkpoint import export_arrays, load_model, save_model
 from crftag.data.conll import ColumnSpec, read_corpus
 from crftag.errors import CrftagError
 from crftag.inference.array_tagger import ArrayTagger
+from crftag.modelfiles.checkpoint import export_arrays, load_model, save_model
 from crftag.runtime.archive import (
     SCALE_SUFFIX,
     dequantize_rows,

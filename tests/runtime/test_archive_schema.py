@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from crftag.checkpoint import build_model, export_arrays, load_model
 from crftag.data.vocab import Vocabularies, Vocabulary
 from crftag.errors import CrftagError
 from crftag.inference.array_tagger import ArrayTagger
+from crftag.modelfiles.checkpoint import build_model, export_arrays, load_model
 from crftag.runtime.archive_schema import expected_arrays
 
 METADATA = "__metadata__"

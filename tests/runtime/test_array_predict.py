@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
-from crftag.checkpoint import export_arrays, load_model
 from crftag.data.conll import ColumnSpec, read_corpus
 from crftag.inference.array_tagger import ArrayTagger
 from crftag.inference.tagger import Tagger
+from crftag.modelfiles.checkpoint import export_arrays, load_model
 
 TOLERANCE = 1e-4
 

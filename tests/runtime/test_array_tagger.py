@@ -7,11 +7,11 @@ import sys
 import numpy as np
 import pytest
 
-from crftag.checkpoint import export_arrays, load_model
 from crftag.data.conll import ColumnSpec, read_corpus
 from crftag.errors import CrftagError
 from crftag.inference.array_tagger import ArrayTagger
 from crftag.inference.tagger import Tagger
+from crftag.modelfiles.checkpoint import export_arrays, load_model
 from crftag.runtime.archive import read_archive
 
 

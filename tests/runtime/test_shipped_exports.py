@@ -8,12 +8,13 @@ import sys
 import numpy as np
 import pytest
 
-from crftag.checkpoint import load_model
 from crftag.data.vocab import Vocabularies
 from crftag.inference.array_tagger import ArrayTagger
-from crftag.inference.loading import exported_model_path, load_tagger
+from crftag.inference.loading import load_tagger
+from crftag.inference.model_paths import exported_model_path
 from crftag.inference.tagger import Tagger
-from crftag.registry import BUNDLED_MODELS, resolve_model_path, shipped_export
+from crftag.modelfiles.checkpoint import load_model
+from crftag.modelfiles.registry import BUNDLED_MODELS, resolve_model_path, shipped_export
 from crftag.runtime.archive import read_archive
 
 SHIPPED = [name for name in BUNDLED_MODELS if shipped_export(name)]

@@ -8,7 +8,7 @@ import sys
 import pytest
 import torch
 
-from crftag.config import load_config
+from crftag.config.sections import load_config
 from crftag.data.vocab import PAD, UNK, Vocabularies, Vocabulary
 from crftag.errors import CrftagError
 from crftag.training import checks

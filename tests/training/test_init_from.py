@@ -6,10 +6,10 @@ import dataclasses
 import pytest
 import torch
 
-from crftag.checkpoint import export_arrays, load_model
-from crftag.config import load_config
+from crftag.config.sections import load_config
 from crftag.data.conll import Sentence
 from crftag.errors import CrftagError
+from crftag.modelfiles.checkpoint import export_arrays, load_model
 from crftag.training.corpus import read_training_files
 from crftag.training.init_from import copy_weights, load_base, load_training_config
 from crftag.training.run import train_in_memory

@@ -6,11 +6,11 @@ import dataclasses
 import pytest
 import torch
 
-from crftag.checkpoint import load_model
 from crftag.data.conll import Sentence
 from crftag.data.schemes import convert
 from crftag.errors import CrftagError
 from crftag.inference.tagger import Tagger
+from crftag.modelfiles.checkpoint import load_model
 from crftag.training.label_map import label_of, plan_tags, retag, tag_sources
 from crftag.training.setup import start_run
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from crftag.data.batching import build_batch
-from crftag.evaluate import headline, score_sentences
+from crftag.scoring.evaluate import headline, score_sentences
 from crftag.training.corpus import (
     build_vocabularies,
     encode_training_set,
@@ -59,7 +59,7 @@ def _tiny_training_set(config):
 
 
 def _tiny_model_and_batch(config):
-    from crftag.checkpoint import build_model
+    from crftag.modelfiles.checkpoint import build_model
 
     training = _tiny_training_set(config)
     torch.manual_seed(0)
@@ -83,7 +83,7 @@ def test_train_step_lowers_the_loss_of_its_batch(tiny_config):
 
 def test_training_in_memory_equals_training_on_disk(train_tiny, sample_model):
     """The same config and seed give the same weights whichever entry point trains them."""
-    from crftag.checkpoint import load_model
+    from crftag.modelfiles.checkpoint import load_model
 
     tagger, epochs = train_tiny()
     assert [e.epoch for e in epochs] == [1, 2, 3] and any(e.best for e in epochs)

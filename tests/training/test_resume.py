@@ -9,7 +9,7 @@ import time
 import pytest
 import torch
 
-from crftag.checkpoint import load_model
+from crftag.modelfiles.checkpoint import load_model
 
 # Small batches: many steps an epoch, so a signal sent after epoch 1 lands inside epoch 2.
 SMALL_BATCHES = {"train__batch_size": 4, "train__seed": 3}

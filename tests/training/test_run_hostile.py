@@ -17,8 +17,8 @@ import types
 import pytest
 import torch
 
-from crftag.checkpoint import load_model
-from crftag.config import Config
+from crftag.config.sections import Config
+from crftag.modelfiles.checkpoint import load_model
 from crftag.training import run as training_run
 from crftag.training.state import data_fingerprint
 

@@ -3,7 +3,7 @@ config drawn from it."""
 
 import pytest
 
-from crftag.config_tune import SEARCHED_KEYS
+from crftag.config.tune import SEARCHED_KEYS
 from crftag.errors import CrftagError
 from crftag.training.search_space import check_space, draw_config, searched
 

@@ -2,12 +2,12 @@
 entity-type confusion table, the SemEval-2013 matching modes, and the tag confusions of
 part-of-speech models.
 
-Spans are read as :mod:`crftag.evaluate` scores them (conlleval's chunks of the tags rewritten
-in IOB2, which are seqeval's), so a span is correct exactly when seqeval counts it correct:
-false positives are predicted spans less correct ones, false negatives gold spans less correct
-ones. To say how each error went wrong, the gold and predicted spans of a sentence are paired
-one to one (:func:`pair_spans`): a pair of the same extent but another type is a type error, a
-pair of the same type overlapping with another extent a boundary error, an overlapping pair of
+Spans are read as :mod:`crftag.scoring.evaluate` scores them (conlleval's chunks of the tags
+rewritten in IOB2, which are seqeval's), so a span is correct exactly when seqeval counts it
+correct: false positives are predicted spans less correct ones, false negatives gold spans less
+correct ones. To say how each error went wrong, the gold and predicted spans of a sentence are
+paired one to one (:func:`pair_spans`): a pair of the same extent but another type is a type error,
+a pair of the same type overlapping with another extent a boundary error, an overlapping pair of
 another type and extent both; a gold span left alone is missed, a predicted one spurious.
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from crftag.data.conll import Sentence
 from crftag.data.schemes import Span, convert, to_spans
-from crftag.evaluate import Tagged
+from crftag.scoring.evaluate import Tagged
 
 __all__ = [
     "MATCH_MODES",

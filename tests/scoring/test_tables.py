@@ -4,7 +4,7 @@ import io
 import subprocess
 import sys
 
-from crftag.tables import fixed_width, is_terminal, print_table
+from crftag.scoring.tables import fixed_width, is_terminal, print_table
 
 
 class Terminal(io.StringIO):

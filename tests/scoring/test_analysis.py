@@ -10,7 +10,9 @@ import pytest
 from nervaluate import Evaluator
 from seqeval.metrics.sequence_labeling import get_entities
 
-from crftag.analysis import (
+from crftag.data.conll import Sentence
+from crftag.data.schemes import Span, convert
+from crftag.scoring.analysis import (
     MATCH_MODES,
     confusion,
     error_records,
@@ -19,11 +21,9 @@ from crftag.analysis import (
     sentence_spans,
     tag_confusions,
 )
-from crftag.data.conll import Sentence
-from crftag.data.schemes import Span, convert
-from crftag.evaluate import Tagged
+from crftag.scoring.evaluate import Tagged
 
-FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "analysis" / "errors.conll"
+FIXTURE = pathlib.Path(__file__).parents[1] / "fixtures" / "analysis" / "errors.conll"
 NERVALUATE_MODES = {"strict": "strict", "exact": "exact", "partial": "partial", "type": "ent_type"}
 COUNTS = ("correct", "incorrect", "partial", "missed", "spurious")
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from crftag.config import MAX_WORD_CHARS_LIMIT as MAX_CHARS
-from crftag.config import SPAN_SCHEMES, TRAIN_SCHEMES, Config
+from crftag.config.sections import MAX_WORD_CHARS_LIMIT as MAX_CHARS
+from crftag.config.sections import SPAN_SCHEMES, TRAIN_SCHEMES, Config
 from crftag.errors import CrftagError
 from crftag.runtime.archive_schema import check_arrays, check_score_range, expected_arrays
 

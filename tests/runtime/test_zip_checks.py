@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from crftag.checkpoint import export_arrays, load_model
 from crftag.errors import CrftagError
 from crftag.inference.loading import load_tagger
+from crftag.modelfiles.checkpoint import export_arrays, load_model
 from crftag.training.init_from import load_base
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from crftag import registry
-from crftag.checkpoint import load_model
-from crftag.registry import MODELS_DIR, resolve_model_path
+from crftag.modelfiles import registry
+from crftag.modelfiles.checkpoint import load_model
+from crftag.modelfiles.registry import MODELS_DIR, resolve_model_path
 
 HAVE_NER = os.path.exists(os.path.join(MODELS_DIR, "en-ner.pt"))
 HAVE_POS = os.path.exists(os.path.join(MODELS_DIR, "en-pos.pt"))

@@ -1,5 +1,5 @@
 """Config files read strictly, and plain values checked against the frozen dataclasses of
-:mod:`crftag.config`, every mistake reported at once.
+:mod:`crftag.config.sections`, every mistake reported at once.
 
 A config file is YAML of at most :data:`MAX_FILE_BYTES`, nested at most :data:`MAX_DEPTH` deep,
 without aliases (``*name``: a few lines of them expand to billions of values) and without a key

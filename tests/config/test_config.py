@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from crftag.config import load_config
+from crftag.config.sections import load_config
 from crftag.errors import CrftagError
 
 

@@ -21,7 +21,9 @@ BUNDLED_MODELS = {
     "en-pos": "English universal part-of-speech tags, trained on UD English-EWT",
 }
 DEFAULT_MODEL = "en-ner"
-MODELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
+# The bundled models' folder, crftag/models/, package data beside the packages.
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODELS_DIR = os.path.join(PACKAGE_DIR, "models")
 MODEL_FILE = "model.pt"  # the checkpoint inside a run directory
 
 

@@ -1,4 +1,4 @@
-"""crftag.plots: the pictures are PNG files with what they should show, and drawing without
+"""crftag.scoring.plots: the pictures are PNG files with what they should show, and drawing without
 matplotlib is one line saying what to install."""
 
 import json
@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from crftag.errors import CrftagError
-from crftag.evaluate import calibration
-from crftag.plots import (
+from crftag.scoring.evaluate import calibration
+from crftag.scoring.plots import (
     MISSING_MATPLOTLIB,
     learning_curves,
     reliability_diagram,
@@ -71,7 +71,7 @@ def test_drawing_without_matplotlib_says_what_to_install(tmp_path):
     script = (
         "import sys; sys.modules['matplotlib'] = None\n"
         "from crftag.errors import CrftagError\n"
-        "from crftag.plots import reliability_diagram\n"
+        "from crftag.scoring.plots import reliability_diagram\n"
         "try:\n"
         "    reliability_diagram({'bins': [], 'ece': 0.0, 'spans': 0, 'thresholds': []}, 'r.png')\n"
         "except CrftagError as error:\n"

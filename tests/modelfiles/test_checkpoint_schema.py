@@ -12,8 +12,8 @@ import zipfile
 import pytest
 import torch
 
-from crftag.checkpoint import load_model, model_payload
 from crftag.errors import CrftagError
+from crftag.modelfiles.checkpoint import load_model, model_payload
 
 
 @pytest.fixture(scope="module")

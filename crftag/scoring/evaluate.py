@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from crftag.data.conll import Sentence, document_keys
 from crftag.data.schemes import convert, to_spans
-from crftag.tables import fixed_width
+from crftag.scoring.tables import fixed_width
 
 if TYPE_CHECKING:
     from crftag.inference.tagger import Tagger
@@ -206,7 +206,7 @@ def format_scores(name: str, scores: dict) -> str:
 
 def score_tables(name: str, scores: dict) -> list[tuple[str, list[str], list[list[str]]]]:
     """The tables of ``scores`` (and of its ``calibration``, if any) as (title, headers, rows),
-    for :func:`crftag.tables.print_table`: the figures of :func:`format_scores` and
+    for :func:`crftag.scoring.tables.print_table`: the figures of :func:`format_scores` and
     :func:`format_calibration`, for a terminal."""
     title = f"{name}: {scores['sentences']} sentences, {scores['tokens']} tokens"
     accuracy = f"{100 * scores['accuracy']:.2f}"

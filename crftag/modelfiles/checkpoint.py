@@ -18,15 +18,20 @@ from dataclasses import dataclass
 import torch
 
 from crftag import __version__
-from crftag.archives import check_model_archive
-from crftag.checkpoint_schema import check_export, check_payload, check_sizes, check_weights
-from crftag.config import Config
+from crftag.config.sections import Config
 from crftag.data.schemes import allowed_transitions
 from crftag.data.vocab import Vocabularies
 from crftag.errors import CrftagError
+from crftag.modelfiles.checkpoint_schema import (
+    check_export,
+    check_payload,
+    check_sizes,
+    check_weights,
+)
+from crftag.modelfiles.registry import resolve_model_path
 from crftag.nn.taggers import BiLSTMCRF, CRFTagger, FeatureCRF
-from crftag.registry import resolve_model_path
 from crftag.runtime.archive import is_exported_model, read_archive, write_archive
+from crftag.runtime.zip_checks import check_model_archive
 
 __all__ = [
     "FORMAT_VERSION",
@@ -225,7 +230,7 @@ def load_model(path: str, device: torch.device | str = "cpu") -> LoadedModel:
 
 def loaded_from_export(path: str) -> LoadedModel:
     """The model of an exported file, rebuilt in torch once the export has been checked
-    (:func:`crftag.checkpoint_schema.check_export`): int8-quantized weights as the export
+    (:func:`crftag.modelfiles.checkpoint_schema.check_export`): int8-quantized weights as the export
     holds them, dequantized."""
     metadata, arrays = read_archive(path)
     check_export(metadata, arrays, path)
@@ -239,7 +244,7 @@ _ARCHIVE_KEYS = ("format", "archive_version", "quantized")  # an export's own, n
 
 def loaded_from_payload(state: dict, source: str) -> LoadedModel:
     """The model that :func:`model_payload` described, rebuilt on the CPU once the payload has
-    been checked against what it describes (:mod:`crftag.checkpoint_schema`)."""
+    been checked against what it describes (:mod:`crftag.modelfiles.checkpoint_schema`)."""
     check_payload(state, source)
     config = Config.from_dict(state["config"], source=source)
     check_sizes(config.model, source)

@@ -1,5 +1,5 @@
-"""docs/config.md is what crftag.config_reference renders from crftag/config.py, and every key
-has a description to render."""
+"""docs/config.md is what crftag.config.reference renders from crftag/config/sections.py, and
+every key has a description to render."""
 
 import dataclasses
 import pathlib
@@ -7,15 +7,16 @@ import typing
 
 import pytest
 
-from crftag import config, config_reference
+from crftag.config import reference as config_reference
+from crftag.config import sections as config
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "config.md"
 
 
 def test_docs_config_md_is_current():
     assert REFERENCE.read_text(encoding="utf-8") == config_reference.render(), (
-        "docs/config.md disagrees with crftag/config.py: run `make docs`"
+        "docs/config.md disagrees with crftag/config/sections.py: run `make docs`"
     )
 
 

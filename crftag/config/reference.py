@@ -1,8 +1,8 @@
 """The config reference, docs/config.md, rendered from the one place the keys are defined: the
-fields of :mod:`crftag.config`, with their types, defaults, checks and descriptions.
+fields of :mod:`crftag.config.sections`, with their types, defaults, checks and descriptions.
 
-    python -m crftag.config_reference docs/config.md          # write it (make docs)
-    python -m crftag.config_reference --check docs/config.md  # exit 1 if it is out of date
+    python -m crftag.config.reference docs/config.md          # write it (make docs)
+    python -m crftag.config.reference --check docs/config.md  # exit 1 if it is out of date
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ import sys
 import typing
 from typing import Any
 
-from crftag.config import Config
-from crftag.config_loading import MAX_FILE_BYTES, maximum_of, minimum_of
+from crftag.config.loading import MAX_FILE_BYTES, maximum_of, minimum_of
+from crftag.config.sections import Config
 
 __all__ = ["main", "render"]
 
 HEADER = """\
 # Config reference
 
-<!-- Generated from crftag/config.py by `make docs` (python -m crftag.config_reference); edit the
-field descriptions there, not this file. -->
+<!-- Generated from crftag/config/sections.py by `make docs` (python -m crftag.config.reference);
+edit the field descriptions there, not this file. -->
 
 A training config is a YAML file with four sections, `data`, `vocab`, `model` and `train`. Every
 key is optional except `data.train`. Paths in the file are relative to the file;
@@ -93,7 +93,8 @@ def _yaml(value: Any) -> str:
 
 
 def _allowed(spec: dataclasses.Field, hint: Any) -> str:
-    """The values a key accepts beyond its type, as :func:`crftag.config.load_config` checks."""
+    """The values a key accepts beyond its type, as :func:`crftag.config.load_config`
+    checks."""
     choices = spec.metadata.get("choices")
     if choices:
         return ", ".join(f"`{choice}`" for choice in choices)

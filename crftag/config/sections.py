@@ -2,9 +2,9 @@
 
 A config file has four sections, ``data``, ``vocab``, ``model`` and ``train``; every key is a
 field below, with its default, its description and its checks (docs/config.md is generated from
-them by :mod:`crftag.config_reference`). An unknown key is an error naming the nearest valid
+them by :mod:`crftag.config.reference`). An unknown key is an error naming the nearest valid
 key; a value of the wrong type, a float that is not finite or a number outside the key's bounds
-is an error naming the key, and every mistake is reported at once (:mod:`crftag.config_loading`
+is an error naming the key, and every mistake is reported at once (:mod:`crftag.config.loading`
 reads the file and checks the values). Paths in the file are relative to the file; paths given
 with ``--set`` are relative to the current directory. Nothing changes a config after it is
 loaded.
@@ -17,8 +17,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from crftag.config_loading import SHOWN_CHARS, build, parse_value, read_yaml_file
-from crftag.config_tune import TuneConfig
+from crftag.config.loading import SHOWN_CHARS, build, parse_value, read_yaml_file
+from crftag.config.tune import TuneConfig
 from crftag.data.align import MISALIGNED_POLICIES
 from crftag.data.conll import ColumnSpec, Sentence, detect_format
 from crftag.data.labelled import read_labelled
@@ -52,7 +52,8 @@ TRAIN_SCHEMES = ("bioes", "iob2")  # schemes a model can be trained in
 REQUIRED: Any = dataclasses.MISSING  # the default of a key every config must set
 
 # Bounds on the numbers: generous for any model crftag trains, small enough that no value asks
-# for terabytes. The network's are those a model file may hold (crftag.checkpoint_schema).
+# for terabytes. The network's are those a model file may hold
+# (crftag.modelfiles.checkpoint_schema).
 MAX_WIDTH = 4096  # any one width of the network: embedding, character, hidden sizes
 MAX_LAYERS = 16
 MAX_BUCKETS = 1 << 24
@@ -68,7 +69,7 @@ MAX_DROPOUT = 0.95  # beyond, each unit survives so rarely that training only se
 
 def _key(default: Any, doc: str, **checks: Any) -> Any:
     """A config key: its default, its description (docs/config.md is generated from it by
-    :mod:`crftag.config_reference`), and the checks :func:`load_config` applies: ``choices``,
+    :mod:`crftag.config.reference`), and the checks :func:`load_config` applies: ``choices``,
     ``minimum`` (0 unless set), ``maximum`` (which every number has), ``probability=True``."""
     return field(default=default, metadata={"doc": doc, **checks})
 

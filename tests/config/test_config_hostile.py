@@ -12,8 +12,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crftag.config import Config, load_config
-from crftag.config_loading import maximum_of, minimum_of
+from crftag.config.loading import maximum_of, minimum_of
+from crftag.config.sections import Config, load_config
 from crftag.data.vocab import PAD, UNK, Vocabularies, Vocabulary
 from crftag.errors import CrftagError
 from crftag.training import checks

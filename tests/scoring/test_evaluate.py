@@ -7,7 +7,7 @@ import pytest
 
 from crftag import Prediction
 from crftag.data.conll import Sentence, document_keys
-from crftag.evaluate import (
+from crftag.scoring.evaluate import (
     format_calibration,
     format_scores,
     headline,

@@ -6,8 +6,8 @@ import pickle
 import pytest
 import torch
 
-from crftag.checkpoint import load_model, write_atomically
 from crftag.errors import CrftagError
+from crftag.modelfiles.checkpoint import load_model, write_atomically
 
 
 def test_atomic_write_keeps_the_old_file_when_a_write_fails(tmp_path, monkeypatch):

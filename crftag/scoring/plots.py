@@ -30,7 +30,7 @@ OVERLAP_MARK = "#"  # two runs' points in one place of a text plot
 
 
 def reliability_diagram(result: dict, path: str) -> None:
-    """Draw :func:`crftag.evaluate.calibration`'s ``result`` to the PNG file ``path``.
+    """Draw :func:`crftag.scoring.evaluate.calibration`'s ``result`` to the PNG file ``path``.
 
     One bar per confidence bin, as high as the precision of the spans in it, with the bin's span
     count written at its foot; the mean confidence of each bin as a dot and the diagonal that a

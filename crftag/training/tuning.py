@@ -78,10 +78,11 @@ def tune(config: Config, output_dir: str, budget: Budget, *, device: torch.devic
     remaining = max(0, budget.trials - len(finished))
     deadline = None if budget.minutes is None else time.monotonic() + 60 * budget.minutes
     objective = Objective(optuna, config, keys, output_dir, device, deadline)
-    if remaining and not study.trials:
-        # A new study starts from the config as written, alone: Optuna's worker threads can
-        # both take a queued trial.
-        study.enqueue_trial(config_params(config, keys))
+    if remaining and not finished:
+        # The study starts from the config as written (again, if an interruption stopped that
+        # trial), alone: Optuna's worker threads can both take a queued trial.
+        if not study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,)):
+            study.enqueue_trial(config_params(config, keys))
         _optimize(study, objective, 1, dataclasses.replace(budget, jobs=1), output_dir)
         remaining -= 1
     if remaining:

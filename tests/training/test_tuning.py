@@ -187,3 +187,19 @@ def test_the_first_trial_is_the_config_as_written_where_the_space_holds_it(tmp_p
     assert params["dropout"] == pytest.approx(0.3)
     # ... batch size 16, which the space above leaves out: drawn from it instead.
     assert params["batch_size"] in (8, 32)
+
+
+def test_an_interrupted_first_trial_is_the_config_as_written_again(tmp_path, invoke, monkeypatch):
+    study, real_train = tmp_path / "study", tuning.train
+
+    def interrupted(*args, **kwargs):
+        raise TrainingInterrupted(2, "interrupted")  # Ctrl-C in the first trial
+
+    monkeypatch.setattr(tuning, "train", interrupted)
+    assert invoke(_tune_args(study, "--trials", "1")).status == 130
+    monkeypatch.setattr(tuning, "train", real_train)
+    result = invoke(_tune_args(study, "--trials", "1"))
+    assert result.status == 0, result.stderr
+    failed, rerun = _trials(study)
+    assert (failed["state"], rerun["state"]) == ("fail", "complete")
+    assert rerun["params"]["lr"] == pytest.approx(0.005) and rerun["params"]["optimizer"] == "adam"

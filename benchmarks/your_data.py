@@ -94,7 +94,7 @@ def test_f1(row: str, run_dir: str) -> tuple[float, float]:
     """(dev F1, test F1) of the row's model, in percent."""
     if row == "tune":
         with open(os.path.join(run_dir, "best.json"), encoding="utf-8") as handle:
-            best = json.load(handle)
+            best = json.load(handle)["best"]
         return best["dev"], best["test"]
     with open(os.path.join(run_dir, "metrics.json"), encoding="utf-8") as handle:
         metrics = json.load(handle)

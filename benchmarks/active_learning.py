@@ -26,7 +26,6 @@ import datetime
 import json
 import os
 import random
-import subprocess
 import sys
 import time
 
@@ -35,6 +34,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
 import torch  # noqa: E402
+from provenance import commit  # noqa: E402  (benchmarks/provenance.py, beside this script)
 
 from crftag.config.sections import load_config  # noqa: E402
 from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
@@ -199,13 +199,6 @@ def table(curves: dict) -> str:
         + " |"
     )
     return "\n".join(lines)
-
-
-def commit() -> str:
-    result = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-    )
-    return result.stdout.strip()
 
 
 def arguments() -> argparse.Namespace:

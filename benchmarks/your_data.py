@@ -30,6 +30,7 @@ import sys
 import time
 
 import yaml
+from provenance import commit  # benchmarks/provenance.py, beside this script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -120,13 +121,6 @@ def run_row(row: str, config: dict, out_dir: str, args) -> dict:
         "test_f1": round(100 * test, 2),
         "minutes": round(minutes, 1),
     }
-
-
-def commit() -> str:
-    result = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-    )
-    return result.stdout.strip()
 
 
 def arguments() -> argparse.Namespace:

@@ -33,12 +33,17 @@ def tune(
         typer.Option("--set", help="Override a config value: section.key=value (repeatable)."),
     ] = None,
     device: Annotated[DeviceChoice, typer.Option(help="Where to train.")] = DeviceChoice.auto,
+    overwrite: Annotated[
+        bool,
+        typer.Option("--overwrite", help="Remove the study in OUTPUT and begin a new one."),
+    ] = False,
 ) -> None:
     """Search the hyper-parameters of CONFIG on its dev set with Optuna.
 
     Each trial is a run directory OUTPUT/trials/NNN; OUTPUT/best.yaml is the best trial's
     config, for crftag train. The study is kept in OUTPUT/study.db: running the same command
-    again continues it, and Ctrl-C loses at most the trials under way.
+    again continues it, and Ctrl-C loses at most the trials under way. A study begun with
+    another config is refused; --overwrite replaces it with a new one.
     """
     from crftag.inference.model_paths import resolve_device
     from crftag.training.init_from import load_training_config
@@ -50,7 +55,11 @@ def tune(
     if os.path.exists(output) and not os.path.isdir(output):
         raise CrftagError(f"{output}: not a directory, expected a study directory")
     summary = run_study(
-        loaded, output, Budget(trials, minutes, jobs), device=resolve_device(device.value)
+        loaded,
+        output,
+        Budget(trials, minutes, jobs),
+        device=resolve_device(device.value),
+        overwrite=overwrite,
     )
     _report(output, summary)
 

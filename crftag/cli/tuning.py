@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from crftag.cli.options import DeviceChoice
+from crftag.cli.outputs import refuse_input_as_output
 from crftag.errors import CrftagError
 
 __all__ = ["tune"]
@@ -47,10 +48,11 @@ def tune(
     """
     from crftag.inference.model_paths import resolve_device
     from crftag.training.init_from import load_training_config
-    from crftag.training.tuning import Budget, import_optuna
+    from crftag.training.tuning import STUDY_OUTPUTS, Budget, import_optuna
     from crftag.training.tuning import tune as run_study
 
     import_optuna()  # a missing extra is said before any work
+    refuse_input_as_output([os.path.join(output, name) for name in STUDY_OUTPUTS], [config])
     loaded = load_training_config(config, list(overrides or []))
     if os.path.exists(output) and not os.path.isdir(output):
         raise CrftagError(f"{output}: not a directory, expected a study directory")

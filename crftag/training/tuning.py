@@ -34,11 +34,20 @@ from crftag.training.search_space import check_space, config_params, draw_config
 from crftag.training.signals import StopSignals
 from crftag.training.study_file import CONFIG_ATTR, check_study_config, check_study_file
 
-__all__ = ["STUDY_FILE", "TRIALS_FILE", "Budget", "Objective", "import_optuna", "tune"]
+__all__ = [
+    "STUDY_FILE",
+    "STUDY_OUTPUTS",
+    "TRIALS_FILE",
+    "Budget",
+    "Objective",
+    "import_optuna",
+    "tune",
+]
 
 STUDY_FILE = "study.db"
 TRIALS_FILE = "trials.json"
 STUDY_NAME = "crftag"
+STUDY_OUTPUTS = (STUDY_FILE, TRIALS_FILE, "best.yaml", "best.json")  # beside trials/NNN
 INSTALL_HINT = "crftag tune needs Optuna, which is not installed: pip install 'crftag[tune]'"
 
 
@@ -173,7 +182,7 @@ def _check_config(study, config: Config, path: str) -> None:
 
 def _remove_study(output_dir: str) -> None:
     """An earlier study's files, so that ``--overwrite`` starts a new one in ``output_dir``."""
-    for name in (STUDY_FILE, TRIALS_FILE, "best.yaml", "best.json"):
+    for name in STUDY_OUTPUTS:
         path = os.path.join(output_dir, name)
         if os.path.isfile(path) or os.path.islink(path):
             os.remove(path)

@@ -42,13 +42,21 @@ def _assert_refused(result, output, kept, before):
 
 
 @pytest.mark.parametrize("link", LINKS)
-def test_select_onto_its_pool_keeps_the_pool(invoke, tmp_path, link):
-    pool = tmp_path / "pool.txt"
-    shutil.copy(POOL, pool)
-    before = pool.read_bytes()
-    source, output = link(tmp_path, pool)
-    result = invoke(["select", "-m", "en-ner", "-n", "2", "-o", str(output), str(source)])
-    _assert_refused(result, output, pool, before)
+@pytest.mark.parametrize(
+    ("original", "command"),
+    [
+        (POOL, ["select", "-m", "en-ner", "-n", "2", "-o", "OUT", "IN"]),
+        (CONLL, ["convert", "IN", "OUT", "--to", "jsonl"]),
+    ],
+    ids=["select", "convert"],
+)
+def test_an_output_onto_its_input_keeps_the_input(invoke, tmp_path, link, original, command):
+    data = tmp_path / "input"
+    shutil.copy(original, data)
+    before = data.read_bytes()
+    source, output = link(tmp_path, data)
+    result = invoke([{"IN": str(source), "OUT": str(output)}.get(arg, arg) for arg in command])
+    _assert_refused(result, output, data, before)
 
 
 def test_select_onto_its_exclude_file(invoke, tmp_path):
@@ -57,16 +65,6 @@ def test_select_onto_its_exclude_file(invoke, tmp_path):
     before = done.read_bytes()
     result = invoke(["select", POOL, "-n", "2", "-o", str(done), "--exclude", str(done)])
     _assert_refused(result, done, done, before)
-
-
-@pytest.mark.parametrize("link", LINKS)
-def test_convert_onto_its_source(invoke, tmp_path, link):
-    data = tmp_path / "dev.conll"
-    shutil.copy(CONLL, data)
-    before = data.read_bytes()
-    source, output = link(tmp_path, data)
-    result = invoke(["convert", str(source), str(output), "--to", "jsonl"])
-    _assert_refused(result, output, data, before)
 
 
 def test_export_onto_the_checkpoint_of_its_run_directory(invoke, sample_model, tmp_path):

@@ -23,7 +23,7 @@ MOVE_IT = "move it away, or choose another -o"
 def check_study_file(output_dir: str, study_file: str, study_name: str) -> None:
     """``output_dir`` and its ``study_file`` (if there is one yet) can hold the study: the
     directory and the file writable, the file an SQLite database with Optuna's tables and no
-    study but ``study_name``'s. The file is opened read-only here."""
+    study but ``study_name``'s. Nothing is written to it here."""
     path = os.path.join(output_dir, study_file)
     if os.path.isdir(output_dir) and not os.access(output_dir, os.W_OK | os.X_OK):
         raise CrftagError(f"{output_dir}: read-only; crftag tune writes its trials here")
@@ -43,7 +43,10 @@ def check_study_file(output_dir: str, study_file: str, study_name: str) -> None:
 
 
 def _check_tables(path: str, study_name: str) -> None:
-    uri = f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro"
+    # Read-write, not read-only: a run killed mid-write leaves a journal that SQLite rolls back
+    # on opening (as Optuna would), where a read-only connection would take it for damage.
+    # Without one, the checks below read and write nothing.
+    uri = f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=rw"
     try:
         connection = sqlite3.connect(uri, uri=True)
         try:

@@ -4,6 +4,7 @@ one, or a study begun with another config, each one line before anything of it c
 import json
 import os
 import pathlib
+import shutil
 import sqlite3
 
 import pytest
@@ -36,8 +37,6 @@ def _snapshot(directory):
 
 
 def _copy(begun, tmp_path):
-    import shutil
-
     study = tmp_path / "study"
     shutil.copytree(begun, study)
     return study
@@ -158,3 +157,26 @@ def test_config_differences_name_each_dotted_key():
         "tune.search: ['lr'] in the study, ['lr', 'dropout'] now",
     ]
     assert config_differences(stored, stored) == []
+
+
+def test_a_study_killed_mid_write_continues(invoke, tmp_path, begun_study):
+    """A kill mid-transaction leaves study.db with a hot journal: SQLite rolls it back on
+    opening, and the study goes on with its committed trials."""
+    writing = _copy(begun_study, tmp_path)
+    killed = tmp_path / "killed"
+    killed.mkdir()
+    connection = sqlite3.connect(writing / "study.db", isolation_level=None)
+    connection.execute("PRAGMA cache_size=1")  # changed pages reach the file before commit
+    connection.execute("BEGIN")
+    for number in range(2000):
+        connection.execute(
+            "INSERT INTO study_user_attributes (study_id, key, value_json) VALUES (1, ?, ?)",
+            (f"unfinished-{number}", '"' + "x" * 500 + '"'),
+        )
+    for name in ("study.db", "study.db-journal"):  # as a kill at this moment leaves them
+        shutil.copy(writing / name, killed / name)
+    connection.close()
+    shutil.copytree(writing / "trials", killed / "trials")
+    result = invoke(_tune_args(killed, "--trials", "2"))
+    assert result.status == 0, result.stderr
+    assert [t["state"] for t in _trials(killed)] == ["complete", "complete"]

@@ -7,6 +7,9 @@ traceback.
 
 from __future__ import annotations
 
+import json
+import sys
+
 
 class CrftagError(Exception):
     """A user mistake, reported as one line without a traceback."""
@@ -26,3 +29,12 @@ class TrainingInterrupted(Exception):
     def __init__(self, signal_number: int, message: str) -> None:
         super().__init__(message)
         self.exit_code = 128 + signal_number
+
+
+def json_mistake(error: ValueError) -> str:
+    """What is wrong with JSON text that :func:`json.loads` refused, for a one-line message:
+    the parser's reason, or the one other ``ValueError`` it raises, Python's limit on the
+    digits of an integer (which it would otherwise spell as a suggestion to raise the limit)."""
+    if isinstance(error, json.JSONDecodeError):
+        return error.msg
+    return f"an integer of more than {sys.get_int_max_str_digits()} digits"

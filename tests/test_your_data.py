@@ -122,11 +122,15 @@ def _serve(command: list[str]) -> None:
     assert labels and labels <= set(RENAMED.values())
 
 
+JSON_BODY = {"Content-Type": "application/json"}  # the guide's curl -H
+
+
 def _post(url: str, body: bytes) -> str:
     deadline = time.monotonic() + 60
     while True:
         try:
-            with urllib.request.urlopen(urllib.request.Request(url, data=body), timeout=60) as r:
+            request = urllib.request.Request(url, data=body, headers=JSON_BODY)
+            with urllib.request.urlopen(request, timeout=60) as r:
                 return r.read().decode()
         except OSError:
             if time.monotonic() > deadline:

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from crftag.cli.options import DataFormat, Misaligned
+from crftag.cli.outputs import refuse_input_as_output
 from crftag.config.sections import SPAN_SCHEMES
 from crftag.errors import CrftagError
 
@@ -46,10 +47,12 @@ def export(
     """Copy a trained model into one file: a checkpoint, or an array archive for the NumPy
     runtime."""
     from crftag.modelfiles.checkpoint import export_arrays, load_model, save_model
+    from crftag.modelfiles.registry import resolve_model_path
 
     if int8 and export_format != ExportFormat.numpy:
         raise CrftagError("--int8 applies to --format numpy; add --format numpy or drop --int8")
     _check_output_file(output)
+    refuse_input_as_output([output], [model, resolve_model_path(model)])
     loaded = load_model(model)
     if export_format == ExportFormat.numpy:
         if half:
@@ -118,6 +121,7 @@ def convert(
     from crftag.data.convert import output_format_of, read_documents_of, write_brat_folder
     from crftag.data.labelled import detect_labelled_format
 
+    refuse_input_as_output([target], [source])
     reading = input_format.value
     if reading == "auto":
         reading = "conll" if source == "-" else detect_labelled_format(source)

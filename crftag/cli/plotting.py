@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from crftag.cli.outputs import refuse_input_as_output
 from crftag.errors import CrftagError
 
 __all__ = ["plot"]
@@ -41,6 +42,7 @@ def plot(
 
     if output is None and not text:
         raise CrftagError("nowhere to draw: give -o FILE.png, or --text for the terminal")
+    refuse_input_as_output([output], runs)
     if len(runs) == 1 and os.path.isfile(os.path.join(runs[0], "trials.json")):
         _plot_study(runs[0], output)
         return

@@ -11,6 +11,7 @@ from typing import Annotated, TextIO
 import typer
 
 from crftag.cli.options import DataFormat, DeviceChoice, Misaligned, ModelOption
+from crftag.cli.outputs import refuse_input_as_output
 from crftag.errors import CrftagError
 from crftag.modelfiles.registry import DEFAULT_MODEL
 from crftag.scoring.analysis import MATCH_MODES
@@ -88,6 +89,7 @@ def evaluate(
         raise typer.BadParameter(
             f"it draws one file's diagram, got {len(files)} files", param_hint="'--plot'"
         )
+    refuse_input_as_output([errors, plot], [*files, model])
     tagger = load_tagger(model, device.value)
     spans = tagger.tags_are_spans
     if plot is not None and not spans:

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from crftag.cli.options import DEFAULT_MODEL, DeviceChoice, InputFormat, ModelOption
+from crftag.cli.outputs import refuse_input_as_output
 from crftag.cli.tagging import MAX_BATCH_SIZE
 from crftag.errors import CrftagError
 from crftag.inference.selection import STRATEGIES
@@ -83,6 +84,7 @@ def select(
 
     if files.count("-") > 1:
         raise CrftagError("- (standard input) is named more than once: it can be read only once")
+    refuse_input_as_output([output], [*files, *(exclude or []), model])
     excluded = excluded_ids(exclude or [])
     tagger = load_tagger(model, device.value)
     options = SelectOptions(

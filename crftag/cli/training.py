@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from crftag.cli.options import DeviceChoice
+from crftag.cli.outputs import refuse_input_as_output
 from crftag.errors import CrftagError
 
 __all__ = ["train"]
@@ -47,8 +48,10 @@ def train(
     and exits with 130 or 143; `crftag train --resume DIR` continues the run where it stopped.
     """
     from crftag.inference.model_paths import resolve_device
+    from crftag.training.corpus import training_files
     from crftag.training.init_from import load_training_config
     from crftag.training.run import train as run_training
+    from crftag.training.rundir import RUN_FILES
 
     if resume is not None:
         if config is not None or overrides or seed is not None or overwrite:
@@ -67,6 +70,11 @@ def train(
         if seed is not None:
             settings.append(f"train.seed={seed}")
         loaded_config = load_training_config(config, settings)
+        data = loaded_config.data
+        refuse_input_as_output(
+            [os.path.join(output, name) for name in RUN_FILES],
+            [config, *training_files(loaded_config), data.dev, data.test],
+        )
         resolved = resolve_device(device.value)
         metrics = run_training(
             loaded_config,

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from crftag.cli.options import DeviceChoice
+from crftag.cli.outputs import refuse_input_as_output
 from crftag.errors import CrftagError
 
 __all__ = ["tune"]
@@ -33,24 +34,34 @@ def tune(
         typer.Option("--set", help="Override a config value: section.key=value (repeatable)."),
     ] = None,
     device: Annotated[DeviceChoice, typer.Option(help="Where to train.")] = DeviceChoice.auto,
+    overwrite: Annotated[
+        bool,
+        typer.Option("--overwrite", help="Remove the study in OUTPUT and begin a new one."),
+    ] = False,
 ) -> None:
     """Search the hyper-parameters of CONFIG on its dev set with Optuna.
 
     Each trial is a run directory OUTPUT/trials/NNN; OUTPUT/best.yaml is the best trial's
     config, for crftag train. The study is kept in OUTPUT/study.db: running the same command
-    again continues it, and Ctrl-C loses at most the trials under way.
+    again continues it, and Ctrl-C loses at most the trials under way. A study begun with
+    another config is refused; --overwrite replaces it with a new one.
     """
     from crftag.inference.model_paths import resolve_device
     from crftag.training.init_from import load_training_config
-    from crftag.training.tuning import Budget, import_optuna
+    from crftag.training.tuning import STUDY_OUTPUTS, Budget, import_optuna
     from crftag.training.tuning import tune as run_study
 
     import_optuna()  # a missing extra is said before any work
+    refuse_input_as_output([os.path.join(output, name) for name in STUDY_OUTPUTS], [config])
     loaded = load_training_config(config, list(overrides or []))
     if os.path.exists(output) and not os.path.isdir(output):
         raise CrftagError(f"{output}: not a directory, expected a study directory")
     summary = run_study(
-        loaded, output, Budget(trials, minutes, jobs), device=resolve_device(device.value)
+        loaded,
+        output,
+        Budget(trials, minutes, jobs),
+        device=resolve_device(device.value),
+        overwrite=overwrite,
     )
     _report(output, summary)
 

@@ -17,7 +17,7 @@ from crftag.data.conll import open_binary, read_lines, shown, source_name
 from crftag.data.label_studio import label_studio_records
 from crftag.data.labels import check_label
 from crftag.data.paths import check_regular_file
-from crftag.errors import CrftagError, located
+from crftag.errors import CrftagError, json_mistake, located
 
 __all__ = [
     "CharSpan",
@@ -105,8 +105,8 @@ def read_span_jsonl(stream: BinaryIO, source: str) -> Iterator[Document]:
             continue
         try:
             record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise located(source, number, f"not valid JSON ({error.msg})") from None
+        except ValueError as error:  # a JSONDecodeError, or an integer too long to convert
+            raise located(source, number, f"not valid JSON ({json_mistake(error)})") from None
         yield _record_document(record, source, number)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from crftag.errors import located
+from crftag.errors import json_mistake, located
 
 __all__ = ["label_studio_records"]
 
@@ -50,8 +50,9 @@ def _array_items(text: str, source: str) -> Iterator[tuple[int, int, object]]:
         number += 1
         try:
             value, end = decoder.raw_decode(text, position)
-        except json.JSONDecodeError as error:
-            raise located(source, error.lineno, f"not valid JSON ({error.msg})") from None
+        except ValueError as error:  # a JSONDecodeError, or an integer too long to convert
+            line = getattr(error, "lineno", None) or _line(text, position)
+            raise located(source, line, f"not valid JSON ({json_mistake(error)})") from None
         yield _line(text, position), number, value
         position = _skip(text, end)
     if _skip(text, position + 1) != len(text):

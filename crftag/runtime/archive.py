@@ -115,16 +115,18 @@ def is_archive(path: str) -> bool:
 
 
 def is_exported_model(path: str) -> bool:
-    """Whether ``path`` is an exported model: a zip archive with the metadata record (a torch
-    checkpoint is a zip archive without it). A damaged archive is not one; reading it as a
-    checkpoint says what is wrong."""
+    """Whether ``path`` is an exported model: a zip archive with the metadata record, or a
+    NumPy archive (only ``.npy`` entries) without it, which reading then names as missing. A
+    torch checkpoint is a zip archive of other entries (``data.pkl``). A damaged archive is
+    not one; reading it as a checkpoint says what is wrong."""
     if not is_archive(path):
         return False
     try:
         with zipfile.ZipFile(path) as archive:
-            return f"{METADATA}.npy" in archive.namelist()
+            names = archive.namelist()
     except ZIP_ERRORS:
         return False
+    return f"{METADATA}.npy" in names or bool(names) and all(n.endswith(".npy") for n in names)
 
 
 def read_archive(path: str) -> tuple[dict, dict[str, np.ndarray]]:
@@ -136,7 +138,10 @@ def read_archive(path: str) -> tuple[dict, dict[str, np.ndarray]]:
     try:
         with np.load(path, allow_pickle=False) as archive:
             if METADATA not in archive.files:
-                raise CrftagError(f"{path}: not an exported crftag model (no {METADATA})")
+                raise CrftagError(
+                    f"{path}: not an exported crftag model: a NumPy archive without the "
+                    f"{METADATA} entry that describes the network; export the model again"
+                )
             metadata = json.loads(archive[METADATA].tobytes().decode("utf-8"))
             stored = {name: archive[name] for name in archive.files if name != METADATA}
     except ZIP_ERRORS as error:

@@ -22,7 +22,7 @@ from crftag.serve.models import ServedModel, load_models
 from crftag.serve.openapi import openapi_document
 from crftag.serve.requests import RequestError, parse_request
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "TaggingApp"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "TaggingApp", "error_answer"]
 
 LOG = logging.getLogger("crftag.serve")
 DEFAULT_MAX_BODY_BYTES = 1 << 20
@@ -114,7 +114,7 @@ class TaggingApp:
             status, body, content_type = 499, b"", ""  # nobody to answer
         except Exception:  # a bug: a JSON 500, the traceback in the log only
             LOG.exception("answering %s failed", path)
-            status, body, content_type = _error(500, "internal error: see the server's log")
+            status, body, content_type = error_answer(500, "internal error: see the server's log")
         finally:
             endpoint = path if path in ROUTES else "other"
             self.metrics.answered(endpoint, status, time.perf_counter() - started)
@@ -124,9 +124,9 @@ class TaggingApp:
     async def _route(self, scope, receive) -> tuple[int, bytes, str]:
         path, method = scope["path"], scope["method"]
         if path not in ROUTES:
-            return _error(404, f"no such endpoint {path!r} (endpoints: {', '.join(ROUTES)})")
+            return error_answer(404, f"no such endpoint {path!r} (endpoints: {', '.join(ROUTES)})")
         if method != ROUTES[path] and not (method == "HEAD" and ROUTES[path] == "GET"):
-            return _error(405, f"{path} takes {ROUTES[path]}, not {method}")
+            return error_answer(405, f"{path} takes {ROUTES[path]}, not {method}")
         if path == "/health":
             if not self.ready:
                 return _json(503, {"status": "draining" if self.draining else "loading"})
@@ -136,14 +136,16 @@ class TaggingApp:
         if path == "/openapi.json":
             return _json(200, openapi_document())
         if not self.models:
-            return _error(503, "the models are still loading; try again shortly")
+            return error_answer(503, "the models are still loading; try again shortly")
         if path == "/models":
             return _json(200, {"models": [model.description() for model in self.models.values()]})
         return await self._predict(scope, receive)
 
     async def _predict(self, scope, receive) -> tuple[int, bytes, str]:
         try:
-            body = await self._read_body(scope, receive)
+            self._check_declared_size(scope)
+            _check_content_type(scope)
+            body = await self._read_body(receive)
             request = parse_request(body)
             request.model = request.model or next(iter(self.models))
             if request.model not in self.models:
@@ -152,18 +154,21 @@ class TaggingApp:
                     f"model: no model {request.model!r} here (serving: {', '.join(self.models)})",
                 )
         except RequestError as error:
-            return _error(error.status, error.message)
+            return error_answer(error.status, error.message)
         lines = await self.batcher.submit(request)
         if _wants_json(scope):
             records = [json.loads(line) for line in lines]
             return _json(200, {"model": request.model, "predictions": records})
         return 200, "".join(lines).encode("utf-8"), "application/x-ndjson"
 
-    async def _read_body(self, scope, receive) -> bytes:
-        """The whole body, refused (413) past ``max_body_bytes`` without reading it all."""
+    def _check_declared_size(self, scope) -> None:
+        """A body declared longer than ``max_body_bytes`` is refused (413) before it is read."""
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
             raise RequestError(413, f"body: {int(declared)} bytes; at most {self.max_body_bytes}")
+
+    async def _read_body(self, receive) -> bytes:
+        """The whole body, refused (413) past ``max_body_bytes`` without reading it all."""
         chunks, size = [], 0
         while True:
             message = await receive()
@@ -178,6 +183,18 @@ class TaggingApp:
                 return b"".join(chunks)
 
 
+def _check_content_type(scope) -> None:
+    """A ``/predict`` body is ``application/json`` (parameters such as ``charset`` aside).
+    Anything else is refused unread: a web page can make a browser post ``text/plain``, a
+    form or no type at all to any address without asking the server first (a CORS "simple
+    request"); ``application/json`` needs the server's consent, which this one never gives."""
+    declared = dict(scope["headers"]).get(b"content-type", b"").decode("latin-1")
+    media_type = declared.split(";", 1)[0].strip().lower()
+    if media_type != "application/json":
+        shown = f"got {declared!r}" if declared else "got none"
+        raise RequestError(415, f"Content-Type: expected application/json, {shown}")
+
+
 def _wants_json(scope) -> bool:
     """Whether the client asked for one JSON document (``Accept: application/json``) rather
     than the JSON lines ``crftag predict --format jsonl`` writes (the default)."""
@@ -189,7 +206,8 @@ def _json(status: int, value) -> tuple[int, bytes, str]:
     return status, (json.dumps(value, ensure_ascii=False) + "\n").encode(), "application/json"
 
 
-def _error(status: int, message: str) -> tuple[int, bytes, str]:
+def error_answer(status: int, message: str) -> tuple[int, bytes, str]:
+    """(status, body, content type) of a refusal: the JSON object ``{"error", "status"}``."""
     return _json(status, {"error": message, "status": status})
 
 

@@ -66,6 +66,7 @@ def openapi_document() -> dict:
             "400": _error("a body the schema refuses, naming the field"),
             "404": _error("no such model"),
             "413": _error("a body or an item count over the limit"),
+            "415": _error("a body whose Content-Type is not application/json"),
             "503": _error("the models are still loading"),
         },
     }

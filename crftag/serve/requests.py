@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from crftag.errors import json_mistake
 from crftag.serve.schema import (
     INPUT_FIELDS,
     MAX_ITEMS,
@@ -58,6 +59,8 @@ def parse_request(body: bytes) -> PredictRequest:
         raise RequestError(400, "body: not valid UTF-8") from None
     except (json.JSONDecodeError, RecursionError) as error:
         raise RequestError(400, f"body: not valid JSON ({error})") from None
+    except ValueError as error:  # an integer too long to convert
+        raise RequestError(400, f"body: not valid JSON ({json_mistake(error)})") from None
     if not isinstance(data, dict):
         raise RequestError(400, f"body: expected a JSON object, got {shown_value(data)}")
     try:

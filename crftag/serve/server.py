@@ -91,6 +91,8 @@ def app_from_environment() -> TaggingApp:
 def serve(settings: ServeSettings) -> None:
     """Serve until SIGTERM or Ctrl-C; a model that does not load is a one-line error first."""
     uvicorn = _uvicorn()
+    from crftag.serve.protocol import JsonErrorProtocol  # uvicorn's own, so after the check
+
     metrics.client()  # a missing extra is one line here, before any model loads
     options = {
         "host": settings.host,
@@ -99,6 +101,7 @@ def serve(settings: ServeSettings) -> None:
         "log_level": "warning",
         "access_log": False,
         "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_S,
+        "http": JsonErrorProtocol,
     }
     if settings.workers > 1:
         os.environ[SETTINGS_VARIABLE] = json.dumps(asdict(settings))

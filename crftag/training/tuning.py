@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,12 +32,22 @@ from crftag.training.loop import EpochResult
 from crftag.training.run import train
 from crftag.training.search_space import check_space, config_params, draw_config, searched
 from crftag.training.signals import StopSignals
+from crftag.training.study_file import CONFIG_ATTR, check_study_config, check_study_file
 
-__all__ = ["STUDY_FILE", "TRIALS_FILE", "Budget", "Objective", "import_optuna", "tune"]
+__all__ = [
+    "STUDY_FILE",
+    "STUDY_OUTPUTS",
+    "TRIALS_FILE",
+    "Budget",
+    "Objective",
+    "import_optuna",
+    "tune",
+]
 
 STUDY_FILE = "study.db"
 TRIALS_FILE = "trials.json"
 STUDY_NAME = "crftag"
+STUDY_OUTPUTS = (STUDY_FILE, TRIALS_FILE, "best.yaml", "best.json")  # beside trials/NNN
 INSTALL_HINT = "crftag tune needs Optuna, which is not installed: pip install 'crftag[tune]'"
 
 
@@ -63,17 +74,24 @@ def import_optuna():
     return optuna
 
 
-def tune(config: Config, output_dir: str, budget: Budget, *, device: torch.device) -> dict:
+def tune(
+    config: Config, output_dir: str, budget: Budget, *, device: torch.device, overwrite=False
+) -> dict:
     """Run (or continue) the study of ``config`` in ``output_dir``; return what ``best.json``
-    holds (None for the best if no trial has completed)."""
+    holds (None for the best if no trial has completed). A study begun with another config is
+    refused, unless ``overwrite``: then its files are removed and a new study begins."""
     optuna = import_optuna()
     if config.data.dev is None:
         raise CrftagError("data.dev: crftag tune chooses trials on the dev score; set a dev file")
     check_config(config)
     check_space(config)
     keys = searched(config)
-    os.makedirs(os.path.join(output_dir, "trials"), exist_ok=True)
+    if overwrite:
+        _remove_study(output_dir)
+    check_study_file(output_dir, STUDY_FILE, STUDY_NAME)
+    os.makedirs(output_dir, exist_ok=True)
     study = _open_study(optuna, config, output_dir)
+    os.makedirs(os.path.join(output_dir, "trials"), exist_ok=True)
     finished = [t for t in study.trials if t.state.is_finished() and t.state.name != "FAIL"]
     remaining = max(0, budget.trials - len(finished))
     deadline = None if budget.minutes is None else time.monotonic() + 60 * budget.minutes
@@ -129,20 +147,46 @@ def _optimize(study, objective: Objective, trials: int, budget: Budget, output_d
 def _open_study(optuna, config: Config, output_dir: str):
     """The study kept in ``output_dir``, created on the first run; trials an interrupted run
     left running are marked failed (they are run afresh, under new numbers)."""
-    storage = f"sqlite:///{os.path.abspath(os.path.join(output_dir, STUDY_FILE))}"
-    study = optuna.create_study(
-        study_name=STUDY_NAME,
-        storage=storage,
-        load_if_exists=True,
-        direction="maximize",
-        pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=2),
-    )
+    path = os.path.join(output_dir, STUDY_FILE)
+    try:
+        study = optuna.create_study(
+            study_name=STUDY_NAME,
+            storage=f"sqlite:///{os.path.abspath(path)}",
+            load_if_exists=True,
+            direction="maximize",
+            pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=2),
+        )
+    except (optuna.exceptions.StorageInternalError, RuntimeError) as error:
+        # What check_study_file cannot see beforehand (a schema of another Optuna version).
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise CrftagError(f"{path}: Optuna cannot open this study ({reason})") from None
+    _check_config(study, config, path)
     for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
         study.tell(trial.number, state=optuna.trial.TrialState.FAIL)
     # A continued study draws afresh: a sampler seeded as the first run's would repeat its
     # first random draws.
     study.sampler = optuna.samplers.TPESampler(seed=config.train.seed + len(study.trials))
     return study
+
+
+def _check_config(study, config: Config, path: str) -> None:
+    """The study began with ``config``; a new study (or one begun before studies kept their
+    config) records it."""
+    current = json.loads(json.dumps(config.to_dict()))  # as Optuna gives it back: JSON values
+    stored = study.user_attrs.get(CONFIG_ATTR)
+    if stored is None:
+        study.set_user_attr(CONFIG_ATTR, current)
+    else:
+        check_study_config(path, stored, current)
+
+
+def _remove_study(output_dir: str) -> None:
+    """An earlier study's files, so that ``--overwrite`` starts a new one in ``output_dir``."""
+    for name in STUDY_OUTPUTS:
+        path = os.path.join(output_dir, name)
+        if os.path.isfile(path) or os.path.islink(path):
+            os.remove(path)
+    shutil.rmtree(os.path.join(output_dir, "trials"), ignore_errors=True)
 
 
 class Objective:

@@ -73,6 +73,11 @@ def read(text, source="in.jsonl"):
     ("line", "message"),
     [
         ("{not json", "in.jsonl:2: not valid JSON"),
+        pytest.param(
+            '{"text": "ab", "spans": [[0, 1' + "0" * 5000 + ', "X"]]}',
+            "in.jsonl:2: not valid JSON (an integer of more than 4300 digits)",
+            id="5000-digit integer",
+        ),
         ("[1, 2]", "in.jsonl:2: expected a JSON object, got list"),
         ('{"spans": []}', 'in.jsonl:2: expected "text" to be a string'),
         ('{"text": "ab", "spans": [[0, 3, "X"]]}', "in.jsonl:2: span [0, 3) is not 0 <= start"),
@@ -168,3 +173,24 @@ def test_brat_round_trips_any_text(tmp_path_factory, document):
 def test_records_written_back_keep_their_other_keys():
     (document,) = read('{"text": "Ada", "spans": [[0, 3, "PER"]], "meta": {"k": 1}}\n')
     assert json.loads(format_span_jsonl(document))["meta"] == {"k": 1}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["convert", "IN", "OUT.conll"],
+        ["eval", "IN", "-m", "en-ner"],
+        ["predict", "IN", "-m", "en-ner", "--input-format", "doc"],
+    ],
+)
+def test_a_5000_digit_integer_is_one_line_through_each_command(invoke, tmp_path, command):
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"text": "x", "n": 1' + "0" * 5000 + '}\n{"text": "Berlin", "spans": []}\n')
+    places = {"IN": str(source), "OUT.conll": str(tmp_path / "OUT.conll")}
+    args = [places.get(arg, arg) for arg in command]
+    result = invoke(args)
+    assert result.status == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"crftag: error: {source}:1: not valid JSON (an integer of more than 4300 digits)\n"
+    )
+    assert not (tmp_path / "OUT.conll").exists()

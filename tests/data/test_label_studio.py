@@ -69,6 +69,11 @@ def test_a_malformed_task_is_one_line_naming_file_and_line(task, problem):
         (b"[\n" + json.dumps(_task()).encode() + b"\n", "ls.json:3: expected ',' or ']'"),
         (b"[\n{}\n{}]".replace(b"{}", _export(_task())[2:-3]), "ls.json:3: expected ','"),
         (b"[\n" + _export(_task())[2:-3] + b",\n{,}]", "ls.json:3: not valid JSON"),
+        pytest.param(
+            b"[\n" + _export(_task())[2:-3] + b',\n{"id": 1' + b"0" * 5000 + b"}]",
+            "ls.json:3: not valid JSON (an integer of more than 4300 digits)",
+            id="5000-digit integer",
+        ),
         (b"[] []", "ls.json:1: more after the array of tasks"),
         (b"[\n\xff]", "ls.json:2: not valid UTF-8"),
     ],

@@ -95,6 +95,18 @@ def test_a_zip_that_is_no_model_names_no_torch_internals(tmp_path):
     assert message == f"{path}: not a loadable crftag checkpoint (RuntimeError)"
 
 
+def test_an_npz_without_its_metadata_names_what_is_missing(invoke, tmp_path):
+    path = tmp_path / "weights.npz"
+    np.savez(path, emissions=np.zeros((2, 3), dtype=np.float32))
+    expected = (
+        f"{path}: not an exported crftag model: a NumPy archive without the __metadata__ entry "
+        "that describes the network; export the model again"
+    )
+    assert refusal(load_model, path) == expected
+    result = invoke(["predict", "-m", str(path)], stdin="Berlin\n")
+    assert (result.status, result.stdout, result.stderr) == (2, "", f"crftag: error: {expected}\n")
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [

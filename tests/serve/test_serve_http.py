@@ -52,7 +52,9 @@ class Server:
         raise AssertionError(f"the server did not start: {self.stop()}")
 
     def request(self, path: str, body: bytes | None = None, headers=None):
-        request = urllib.request.Request(self.url + path, data=body, headers=headers or {})
+        """``path``'s answer; a body is sent as ``application/json`` unless ``headers`` say."""
+        sent = {"Content-Type": "application/json"} if body is not None else {}
+        request = urllib.request.Request(self.url + path, data=body, headers=sent | (headers or {}))
         try:
             with urllib.request.urlopen(request, timeout=60) as answer:
                 return answer.status, answer.read().decode(), answer.headers
@@ -182,6 +184,7 @@ BAD_BODIES = [
     (b'{"text": "a", "model": "nope"}', 404),
     (b'{"text": "a", "colour": "red"}', 400),
     (b"\xff", 400),
+    (b'{"text": "a", "nbest": 1' + b"0" * 5000 + b"}", 400),
 ]
 
 
@@ -201,15 +204,89 @@ def test_bad_requests_get_a_json_4xx_and_the_server_keeps_answering(server):
     assert server.predict({"text": "Berlin"})[0] == 200
 
 
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        None,
+        "text/plain",
+        "text/plain; charset=utf-8",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/jsonp",
+    ],
+)
+def test_predict_takes_application_json_only(server, content_type):
+    """The types a web page can make a browser post without the server's consent are refused
+    unread, so a page cannot put a server on localhost to work."""
+    body = json.dumps({"text": "Berlin"}).encode()
+    headers = {"Content-Type": content_type} if content_type else {}
+    head = f"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n"
+    head += "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    with socket.create_connection(("127.0.0.1", server.port)) as connection:
+        connection.sendall(head.encode() + b"\r\n" + body)
+        answer = _read_answer(connection)
+    assert answer.startswith(b"HTTP/1.1 415 ")
+    assert b"content-type: application/json" in answer.lower()
+    shown = f"got {content_type!r}" if content_type else "got none"
+    assert json.loads(answer.split(b"\r\n\r\n", 1)[1]) == {
+        "error": f"Content-Type: expected application/json, {shown}",
+        "status": 415,
+    }
+    json_with_charset = {"Content-Type": "Application/JSON; charset=utf-8"}
+    assert server.request("/predict", body, json_with_charset)[0] == 200
+
+
+@pytest.mark.parametrize("length", [b"abc", b"-5", b"1, 2", b"99999999999999999999999"])
+def test_a_malformed_content_length_gets_the_json_error_object(server, length):
+    with socket.create_connection(("127.0.0.1", server.port)) as connection:
+        connection.sendall(
+            b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: " + length + b"\r\n\r\n{}"
+        )
+        answer = _read_answer(connection)
+    head, body = answer.split(b"\r\n\r\n", 1)
+    assert head.startswith(b"HTTP/1.1 400 ")
+    assert b"content-type: application/json" in head.lower()
+    assert json.loads(body) == {
+        "error": "request: not valid HTTP/1.1 (the request line or a header, such as "
+        "Content-Length, does not parse)",
+        "status": 400,
+    }
+    assert server.predict({"text": "Berlin"})[0] == 200
+
+
+def _read_answer(connection) -> bytes:
+    """One whole answer, read until its declared length has come (or the server closes)."""
+    answer = b""
+    while b"\r\n\r\n" not in answer or len(answer.split(b"\r\n\r\n", 1)[1]) < _length(answer):
+        chunk = connection.recv(65536)
+        if not chunk:
+            break
+        answer += chunk
+    return answer
+
+
+def _length(answer: bytes) -> int:
+    for line in answer.split(b"\r\n\r\n", 1)[0].split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value)
+    return 0
+
+
 def test_a_client_that_walks_away_disturbs_nobody(server):
     for partial in (b'{"texts": ["Berlin', b""):
         with socket.create_connection(("127.0.0.1", server.port)) as connection:
             connection.sendall(
-                b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + partial
+                b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 1000\r\n\r\n" + partial
             )
     with socket.create_connection(("127.0.0.1", server.port)) as connection:  # gone mid-tagging
         body = json.dumps({"texts": SENTENCES * 50, "nbest": 5}).encode()
-        head = f"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
+        head = (
+            "POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        )
         connection.sendall(head.encode() + body)
     assert server.predict({"text": "Berlin"})[0] == 200
 

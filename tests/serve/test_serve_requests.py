@@ -57,6 +57,12 @@ def test_each_input_kind_and_the_options():
         (b'{"text": "a", "token_offsets": 1}', 400, "token_offsets"),
         (b'{"text": "a", "model": 7}', 400, "model"),
         (b"[" * 100000 + b"]" * 100000, 400, "not valid JSON"),
+        pytest.param(
+            b'{"text": "a", "nbest": 1' + b"0" * 5000 + b"}",
+            400,
+            "not valid JSON (an integer of more than 4300 digits)",
+            id="5000-digit integer",
+        ),
     ],
 )
 def test_a_bad_body_is_a_4xx_naming_the_field(body, status, names):

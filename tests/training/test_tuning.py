@@ -159,11 +159,15 @@ def test_ctrl_c_stops_parallel_trials_and_the_study_continues(tmp_path):
     """A real SIGINT to `crftag tune --jobs 2`: the trials under way (in worker threads) stop at
     their epoch's end and are marked failed, the command exits 130, and a rerun continues."""
     study = tmp_path / "study"
-    # The config as written, the first trial of a new study, runs alone: one epoch of it first.
+    long_trials = ("--set", "train.epochs=200")
+    # The config as written, the first trial of a new study, runs alone: a few seconds of it
+    # first, which the time limit ends (pruned) after an epoch.
     subprocess.run(
-        [sys.executable, "-m", "crftag", *_tune_args(study, "--trials", "1")], check=True
+        [sys.executable, "-m", "crftag", *_tune_args(study, "--trials", "1", "--time", "0.05")]
+        + list(long_trials),
+        check=True,
     )
-    args = _tune_args(study, "--trials", "3", "--jobs", "2", "--set", "train.epochs=200")
+    args = _tune_args(study, "--trials", "3", "--jobs", "2", *long_trials)
     process = subprocess.Popen([sys.executable, "-m", "crftag", *args], stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while not (study / "trials" / "002" / "model.pt").exists() and time.monotonic() < deadline:
@@ -173,7 +177,7 @@ def test_ctrl_c_stops_parallel_trials_and_the_study_continues(tmp_path):
     assert process.returncode == 130, errors.decode()
     assert b"run the same command to continue the study" in errors
     assert b"Traceback" not in errors
-    assert [t["state"] for t in _trials(study)] == ["complete", "fail", "fail"]
+    assert [t["state"] for t in _trials(study)] == ["pruned", "fail", "fail"]
 
 
 def test_the_first_trial_is_the_config_as_written_where_the_space_holds_it(tmp_path, invoke):

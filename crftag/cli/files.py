@@ -137,8 +137,7 @@ def convert(
 
 def _write_text(target, documents, writing: str, scheme: str, misaligned: str) -> None:
     """To stdout as it goes, or to a file that appears only when complete."""
-    import tempfile
-
+    from crftag.data.atomic import atomic_output
     from crftag.data.convert import write_documents
 
     if target == "-":
@@ -147,12 +146,5 @@ def _write_text(target, documents, writing: str, scheme: str, misaligned: str) -
     directory = os.path.dirname(os.path.abspath(target))
     if not os.path.isdir(directory):
         raise CrftagError(f"{target}: no such directory: {directory}")
-    handle, temporary = tempfile.mkstemp(prefix=".partial-", dir=directory)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            write_documents(documents, stream, writing, scheme, misaligned)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, target)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
+    with atomic_output(target) as stream:
+        write_documents(documents, stream, writing, scheme, misaligned)

@@ -12,9 +12,7 @@ spans as ``labels`` results with their confidences as scores).
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -24,6 +22,7 @@ from tqdm import tqdm
 from crftag.config.sections import FILE_FORMATS
 from crftag.data.align import document_tokens
 from crftag.data.annotations import LINE_BREAKS, read_annotations
+from crftag.data.atomic import atomic_output
 from crftag.data.conll import detect_format, source_name
 from crftag.data.labelled import detect_annotation_format
 from crftag.data.tokenize import tokenize
@@ -242,15 +241,8 @@ def write_selection(path: str, records: list[dict]) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    directory = os.path.dirname(os.path.abspath(path))
     try:
-        handle, temporary = tempfile.mkstemp(dir=directory, prefix=".select-", suffix=".tmp")
+        with atomic_output(path) as stream:
+            stream.write(text)
     except OSError as error:
         raise CrftagError(f"{path}: cannot write there: {error.strerror}") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise

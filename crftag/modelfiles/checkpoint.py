@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import tempfile
 import warnings
 from dataclasses import dataclass
 
@@ -19,6 +18,7 @@ import torch
 
 from crftag import __version__
 from crftag.config.sections import Config
+from crftag.data.atomic import atomic_output
 from crftag.data.schemes import allowed_transitions
 from crftag.data.vocab import Vocabularies
 from crftag.errors import CrftagError
@@ -42,7 +42,7 @@ __all__ = [
     "model_payload",
     "read_checkpoint",
     "save_model",
-    "write_atomically",
+    "write_checkpoint",
 ]
 
 FORMAT_VERSION = 1
@@ -107,8 +107,8 @@ def model_payload(loaded: LoadedModel, *, half: bool = False) -> dict:
 
 
 def save_model(path: str, loaded: LoadedModel, *, half: bool = False) -> None:
-    """Write ``loaded`` to ``path`` atomically (see :func:`write_atomically`)."""
-    write_atomically(path, model_payload(loaded, half=half))
+    """Write ``loaded`` to ``path`` whole or not at all (see :func:`write_checkpoint`)."""
+    write_checkpoint(path, model_payload(loaded, half=half))
 
 
 def export_arrays(
@@ -147,26 +147,12 @@ def export_arrays(
     write_archive(path, payload, weights, quantized=quantized)
 
 
-def write_atomically(path: str, payload: dict) -> None:
-    """``torch.save`` to a temporary file beside ``path``, flushed to disk, then renamed over
-    it: a crash at any moment leaves either the old file or the new one, never a torn one."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=".partial-", suffix=".pt", dir=directory)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            torch.save(payload, stream)
-            stream.flush()
-            os.fsync(stream.fileno())
-        # mkstemp makes the file private (0600); give it the permissions a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+def write_checkpoint(path: str, payload: dict) -> None:
+    """``torch.save`` the payload to ``path`` whole or not at all
+    (:func:`crftag.data.atomic.atomic_output`), making its directory if missing."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with atomic_output(path, binary=True) as stream:
+        torch.save(payload, stream)
 
 
 def read_checkpoint(path: str) -> dict:

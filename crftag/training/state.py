@@ -22,7 +22,7 @@ from crftag.modelfiles.checkpoint import (
     LoadedModel,
     model_payload,
     read_checkpoint,
-    write_atomically,
+    write_checkpoint,
 )
 from crftag.modelfiles.checkpoint_schema import check_payload, check_sizes, check_weights
 from crftag.training.averaging import WeightAverage
@@ -129,7 +129,7 @@ def save_resume(
         "torch_rng": torch.get_rng_state(),
         "fingerprint": fingerprint,
     }
-    write_atomically(path, payload)
+    write_checkpoint(path, payload)
 
 
 def data_fingerprint(config: Config) -> dict:

@@ -23,6 +23,7 @@ import torch
 import yaml
 
 from crftag.config.sections import Config
+from crftag.data.atomic import atomic_output
 from crftag.errors import CrftagError, TrainingInterrupted
 from crftag.inference.tagger import Tagger
 from crftag.scoring.evaluate import headline, score_sentences
@@ -203,9 +204,8 @@ def write_trials(study, output_dir: str) -> list[dict]:
         if t.state.name != "WAITING"  # queued, not started: the time ran out before it
     ]
     path = os.path.join(output_dir, TRIALS_FILE)
-    with open(path + ".partial", "w", encoding="utf-8") as handle:
+    with atomic_output(path) as handle:
         json.dump(trials, handle, indent=1)
-    os.replace(path + ".partial", path)
     return trials
 
 
@@ -254,10 +254,9 @@ def write_best_config(config: Config, path: str) -> None:
     absolute (as loading made them), so the file works from any directory."""
     raw = config.to_dict()
     del raw["tune"]
-    with open(path + ".partial", "w", encoding="utf-8") as handle:
+    with atomic_output(path) as handle:
         handle.write("# The best trial of crftag tune: train it with crftag train best.yaml\n")
         yaml.safe_dump(raw, handle, sort_keys=False)
-    os.replace(path + ".partial", path)
 
 
 def _read_json(path: str) -> dict:

@@ -1,4 +1,5 @@
-"""Options that several commands share, and the one place a device is chosen."""
+"""Options that several commands share; what a ``--device`` choice means is
+:func:`crftag.nn.devices.resolve_device`'s."""
 
 from __future__ import annotations
 

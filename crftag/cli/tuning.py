@@ -40,7 +40,7 @@ def tune(
     config, for crftag train. The study is kept in OUTPUT/study.db: running the same command
     again continues it, and Ctrl-C loses at most the trials under way.
     """
-    from crftag.inference.model_paths import resolve_device
+    from crftag.nn.devices import resolve_device
     from crftag.training.init_from import load_training_config
     from crftag.training.tuning import Budget, import_optuna
     from crftag.training.tuning import tune as run_study

@@ -1,6 +1,5 @@
 """Which model file ``-m`` names, and where it runs: the exported model (``.npz``) for a bundled
-name or an export, None for a torch checkpoint; the device a ``--device`` choice means. Deciding
-costs no torch import.
+name or an export, None for a torch checkpoint. Deciding costs no torch import.
 """
 
 from __future__ import annotations
@@ -9,19 +8,7 @@ from crftag.errors import CrftagError
 from crftag.modelfiles.registry import is_bundled_file, resolve_model_path
 from crftag.runtime.archive import is_exported_model
 
-__all__ = ["exported_model_path", "resolve_device"]
-
-
-def resolve_device(choice: str):
-    """The one place a device is chosen (``auto``, ``cpu``, ``cuda``, ``cuda:N``); everything
-    below receives it explicitly."""
-    import torch
-
-    if choice.startswith("cuda") and not torch.cuda.is_available():
-        raise CrftagError(f"--device {choice}: no CUDA device is available; use --device cpu")
-    if choice == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(choice)
+__all__ = ["exported_model_path"]
 
 
 def exported_model_path(model: str, device: str, bundled: bool = False) -> str | None:

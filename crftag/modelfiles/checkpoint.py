@@ -19,7 +19,6 @@ import torch
 from crftag import __version__
 from crftag.config.sections import Config
 from crftag.data.atomic import atomic_output
-from crftag.data.schemes import allowed_transitions
 from crftag.data.vocab import Vocabularies
 from crftag.errors import CrftagError
 from crftag.modelfiles.checkpoint_schema import (
@@ -29,14 +28,13 @@ from crftag.modelfiles.checkpoint_schema import (
     check_weights,
 )
 from crftag.modelfiles.registry import resolve_model_path
-from crftag.nn.taggers import BiLSTMCRF, CRFTagger, FeatureCRF
+from crftag.nn.taggers import CRFTagger, build_model
 from crftag.runtime.archive import is_exported_model, read_archive, write_archive
 from crftag.runtime.zip_checks import check_model_archive
 
 __all__ = [
     "FORMAT_VERSION",
     "LoadedModel",
-    "build_model",
     "load_model",
     "loaded_from_payload",
     "model_payload",
@@ -62,27 +60,6 @@ class LoadedModel:
     data_scheme: str
     train_scheme: str
     metrics: dict
-
-
-def build_model(config: Config, vocabularies: Vocabularies, train_scheme: str) -> CRFTagger:
-    """A fresh network sized by ``config`` and the vocabularies, constrained by the scheme."""
-    constraints = None
-    if config.model.constrained and train_scheme != "none":
-        constraints = allowed_transitions(train_scheme, vocabularies.tags.symbols)
-    if config.model.encoder == "features":
-        return FeatureCRF(
-            buckets=vocabularies.feature_buckets,
-            num_tags=len(vocabularies.tags),
-            constraints=constraints,
-        )
-    return BiLSTMCRF(
-        config.model,
-        num_words=len(vocabularies.words),
-        num_chars=len(vocabularies.chars),
-        num_tags=len(vocabularies.tags),
-        constraints=constraints,
-        char_symbols=vocabularies.chars.symbols,
-    )
 
 
 def model_payload(loaded: LoadedModel, *, half: bool = False) -> dict:

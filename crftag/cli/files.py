@@ -116,7 +116,7 @@ def convert(
     """
     from crftag.data.conll import ColumnSpec
     from crftag.data.convert import output_format_of, read_documents_of, write_brat_folder
-    from crftag.data.labelled import detect_labelled_format
+    from crftag.data.labelled import COLUMN_FORMATS, detect_labelled_format
 
     reading = input_format.value
     if reading == "auto":
@@ -125,7 +125,7 @@ def convert(
     if writing == "brat" and target == "-":
         raise CrftagError("--to brat writes a folder of files; give a folder, not -")
     spec = ColumnSpec.for_format(
-        reading if reading in ("conll", "conllu") else "conll", word_column, tag_column
+        reading if reading in COLUMN_FORMATS else "conll", word_column, tag_column
     )
     documents = read_documents_of(source, reading, spec)
     if writing == "brat":

@@ -133,7 +133,7 @@ def _errors_file(path: str | None):
 
 def _write_errors(path: str, records: list[dict], sink: TextIO, name: str) -> None:
     """Append the file's error records to ``sink``, each naming the file, and count them."""
-    from crftag.inference.records import json_line
+    from crftag.data.jsonl import json_line
 
     counts: dict[str, int] = {}
     for record in records:

@@ -24,7 +24,6 @@ from crftag.errors import CrftagError
 from crftag.modelfiles.checkpoint_schema import (
     check_export,
     check_payload,
-    check_sizes,
     check_weights,
 )
 from crftag.modelfiles.registry import resolve_model_path
@@ -209,8 +208,7 @@ def loaded_from_payload(state: dict, source: str) -> LoadedModel:
     """The model that :func:`model_payload` described, rebuilt on the CPU once the payload has
     been checked against what it describes (:mod:`crftag.modelfiles.checkpoint_schema`)."""
     check_payload(state, source)
-    config = Config.from_dict(state["config"], source=source)
-    check_sizes(config.model, source)
+    config = Config.from_dict(state["config"], source=source)  # the network's sizes bounded
     vocabularies = Vocabularies.from_state(state["vocabularies"])
     with torch.device("meta"):  # the described network's shapes, nothing allocated
         skeleton = build_model(config, vocabularies, "none")  # constraints change no shape

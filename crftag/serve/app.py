@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from crftag.data.jsonl import json_line
 from crftag.serve.batcher import MicroBatcher
 from crftag.serve.metrics import Metrics
 from crftag.serve.models import ServedModel, load_models
@@ -153,11 +154,10 @@ class TaggingApp:
                 )
         except RequestError as error:
             return _error(error.status, error.message)
-        lines = await self.batcher.submit(request)
+        records = await self.batcher.submit(request)
         if _wants_json(scope):
-            records = [json.loads(line) for line in lines]
             return _json(200, {"model": request.model, "predictions": records})
-        return 200, "".join(lines).encode("utf-8"), "application/x-ndjson"
+        return 200, "".join(map(json_line, records)).encode("utf-8"), "application/x-ndjson"
 
     async def _read_body(self, scope, receive) -> bytes:
         """The whole body, refused (413) past ``max_body_bytes`` without reading it all."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Annotated
@@ -49,19 +48,16 @@ def tune(
     loaded = load_training_config(config, list(overrides or []))
     if os.path.exists(output) and not os.path.isdir(output):
         raise CrftagError(f"{output}: not a directory, expected a study directory")
-    summary = run_study(
+    report = run_study(
         loaded, output, Budget(trials, minutes, jobs), device=resolve_device(device.value)
     )
-    _report(output, summary)
+    _report(output, report.summary, report.trials)
 
 
-def _report(output: str, summary: dict) -> None:
+def _report(output: str, summary: dict, trials: list[dict]) -> None:
     """The trial table and the best trial, on stderr: rich on a terminal, plain in a log."""
     from crftag.scoring.tables import print_table
-    from crftag.training.tuning import TRIALS_FILE
 
-    with open(os.path.join(output, TRIALS_FILE), encoding="utf-8") as handle:
-        trials = json.load(handle)
     names = sorted({name for trial in trials for name in trial["params"]})
     rows = [
         [

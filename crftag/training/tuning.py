@@ -33,7 +33,15 @@ from crftag.training.run import train
 from crftag.training.search_space import check_space, config_params, draw_config, searched
 from crftag.training.signals import StopSignals
 
-__all__ = ["STUDY_FILE", "TRIALS_FILE", "Budget", "Objective", "import_optuna", "tune"]
+__all__ = [
+    "STUDY_FILE",
+    "TRIALS_FILE",
+    "Budget",
+    "Objective",
+    "StudyReport",
+    "import_optuna",
+    "tune",
+]
 
 STUDY_FILE = "study.db"
 TRIALS_FILE = "trials.json"
@@ -64,9 +72,17 @@ def import_optuna():
     return optuna
 
 
-def tune(config: Config, output_dir: str, budget: Budget, *, device: torch.device) -> dict:
-    """Run (or continue) the study of ``config`` in ``output_dir``; return what ``best.json``
-    holds (None for the best if no trial has completed)."""
+@dataclass(frozen=True)
+class StudyReport:
+    """What a run of the study leaves: ``summary``, what ``best.json`` holds (None for the best
+    if no trial has completed), and ``trials``, what ``trials.json`` holds."""
+
+    summary: dict
+    trials: list[dict]
+
+
+def tune(config: Config, output_dir: str, budget: Budget, *, device: torch.device) -> StudyReport:
+    """Run (or continue) the study of ``config`` in ``output_dir``."""
     optuna = import_optuna()
     if config.data.dev is None:
         raise CrftagError("data.dev: crftag tune chooses trials on the dev score; set a dev file")
@@ -87,14 +103,17 @@ def tune(config: Config, output_dir: str, budget: Budget, *, device: torch.devic
         _optimize(study, objective, 1, dataclasses.replace(budget, jobs=1), output_dir)
         remaining -= 1
     if remaining:
-        _optimize(study, objective, remaining, budget, output_dir)
+        trials = _optimize(study, objective, remaining, budget, output_dir)
     else:
-        write_trials(study, output_dir)
-    return _finish(study, config, output_dir, device)
+        trials = write_trials(study, output_dir)
+    return StudyReport(_finish(study, config, output_dir, device), trials)
 
 
-def _optimize(study, objective: Objective, trials: int, budget: Budget, output_dir: str) -> None:
-    """Run ``trials`` more trials, ``budget.jobs`` at once, within the objective's deadline.
+def _optimize(
+    study, objective: Objective, trials: int, budget: Budget, output_dir: str
+) -> list[dict]:
+    """Run ``trials`` more trials, ``budget.jobs`` at once, within the objective's deadline;
+    return every trial as ``trials.json`` holds it.
 
     Only the main thread takes signals: a trial there stops at its next batch on SIGINT or
     SIGTERM (as ``crftag train`` does), one in a worker thread at the end of its epoch; either
@@ -118,13 +137,14 @@ def _optimize(study, objective: Objective, trials: int, budget: Budget, output_d
             signal_number = interruption.exit_code - 128
         finally:
             torch.set_num_threads(threads)
-            write_trials(study, output_dir)
+            written = write_trials(study, output_dir)
     if signal_number is not None:
         raise TrainingInterrupted(
             signal_number,
             f"interrupted; the finished trials are kept in {output_dir}: run the same command "
             "to continue the study",
         )
+    return written
 
 
 def _open_study(optuna, config: Config, output_dir: str):

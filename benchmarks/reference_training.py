@@ -35,7 +35,7 @@ from crftag.config.sections import load_config
 from crftag.data.conll import ColumnSpec, open_binary, read_columns
 from crftag.data.indices import bucketed_batches
 from crftag.data.schemes import to_spans
-from crftag.modelfiles.checkpoint import build_model
+from crftag.nn.taggers import build_model
 from crftag.training.corpus import build_vocabularies, encode_training_set, in_train_scheme
 from crftag.training.embeddings import set_trained_rows
 from crftag.training.optimizers import make_optimizer

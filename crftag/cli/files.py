@@ -119,7 +119,7 @@ def convert(
     """
     from crftag.data.conll import ColumnSpec
     from crftag.data.convert import output_format_of, read_documents_of, write_brat_folder
-    from crftag.data.labelled import detect_labelled_format
+    from crftag.data.labelled import COLUMN_FORMATS, detect_labelled_format
 
     refuse_input_as_output([target], [source])
     reading = input_format.value
@@ -129,7 +129,7 @@ def convert(
     if writing == "brat" and target == "-":
         raise CrftagError("--to brat writes a folder of files; give a folder, not -")
     spec = ColumnSpec.for_format(
-        reading if reading in ("conll", "conllu") else "conll", word_column, tag_column
+        reading if reading in COLUMN_FORMATS else "conll", word_column, tag_column
     )
     documents = read_documents_of(source, reading, spec)
     if writing == "brat":
@@ -141,8 +141,7 @@ def convert(
 
 def _write_text(target, documents, writing: str, scheme: str, misaligned: str) -> None:
     """To stdout as it goes, or to a file that appears only when complete."""
-    import tempfile
-
+    from crftag.data.atomic import atomic_output
     from crftag.data.convert import write_documents
 
     if target == "-":
@@ -151,12 +150,5 @@ def _write_text(target, documents, writing: str, scheme: str, misaligned: str) -
     directory = os.path.dirname(os.path.abspath(target))
     if not os.path.isdir(directory):
         raise CrftagError(f"{target}: no such directory: {directory}")
-    handle, temporary = tempfile.mkstemp(prefix=".partial-", dir=directory)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            write_documents(documents, stream, writing, scheme, misaligned)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, target)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
+    with atomic_output(target) as stream:
+        write_documents(documents, stream, writing, scheme, misaligned)

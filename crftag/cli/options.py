@@ -1,4 +1,5 @@
-"""Options that several commands share, and the one place a device is chosen."""
+"""Options that several commands share; what a ``--device`` choice means is
+:func:`crftag.nn.devices.resolve_device`'s."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from typing import Annotated
 
 import typer
 
-from crftag.config.sections import ANNOTATION_FORMATS, FILE_FORMATS, INPUT_FORMATS, OUTPUT_FORMATS
+from crftag.config.sections import INPUT_FORMATS, OUTPUT_FORMATS
 from crftag.data.align import MISALIGNED_POLICIES
+from crftag.data.labelled import ANNOTATION_FORMATS, COLUMN_FORMATS
 from crftag.modelfiles.registry import BUNDLED_MODELS, DEFAULT_MODEL
 
 __all__ = [
@@ -54,6 +56,8 @@ class Probabilities(str, Enum):
 
 
 DataFormat = Enum(
-    "DataFormat", [(name, name) for name in ("auto", *FILE_FORMATS, *ANNOTATION_FORMATS)], type=str
+    "DataFormat",
+    [(name, name) for name in ("auto", *COLUMN_FORMATS, *ANNOTATION_FORMATS)],
+    type=str,
 )
 Misaligned = Enum("Misaligned", [(name, name) for name in MISALIGNED_POLICIES], type=str)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from dataclasses import replace
 from enum import Enum
 from typing import Annotated, TextIO
 
@@ -19,7 +18,6 @@ from crftag.scoring.analysis import MATCH_MODES
 __all__ = ["evaluate"]
 
 MatchMode = Enum("MatchMode", [(name, name) for name in MATCH_MODES], type=str)
-TOP_TAG_CONFUSIONS = 20  # rows of a part-of-speech model's confusion table; --json has all
 
 
 def evaluate(
@@ -79,7 +77,7 @@ def evaluate(
 ) -> None:
     """Score a model on labelled files: entity P/R/F1 (seqeval) and token accuracy."""
     from crftag.inference.loading import load_tagger
-    from crftag.scoring.evaluate import score_tagged, tag_sentences, unseen_labels
+    from crftag.scoring.files import scored_files
 
     if plot is not None and not with_calibration:
         raise typer.BadParameter(
@@ -94,47 +92,30 @@ def evaluate(
     spans = tagger.tags_are_spans
     if plot is not None and not spans:
         raise CrftagError(f"--plot: {model} tags no spans, so it has no span confidence to draw")
-    # The model's column settings, the format and alignment policy asked for here.
-    reading = replace(tagger.config.data, format=data_format.value, misaligned=misaligned.value)
     with _errors_file(errors) as sink:
-        for path in files:
-            gold = _for_file(reading, path).read(path)
-            tagged = tag_sentences(
-                tagger,
-                gold,
-                batch_size=batch_size,
-                with_spans=spans and (with_calibration or sink is not None),
-            )
-            scores = score_tagged(
-                gold, tagged, tags_are_spans=spans, with_calibration=with_calibration
-            )
-            scores |= _analyse(gold, tagged, spans, with_confusion, match and match.value)
-            _report_unseen_labels(path, unseen_labels(tagger, gold))
-            _print_scores(path, scores, as_json=as_json)
+        for result in scored_files(
+            tagger,
+            files,
+            data_format=data_format.value,
+            misaligned=misaligned.value,
+            batch_size=batch_size,
+            calibration=with_calibration,
+            confusion=with_confusion,
+            match=match and match.value,
+            errors=sink is not None,
+        ):
+            _report_unseen_labels(result.path, result.unseen)
+            _print_scores(result.path, result.scores, as_json=as_json)
             if sink is not None:
-                _write_errors(path, gold, tagged, spans, sink, errors)
+                _write_errors(result.path, result.errors, sink, errors)
             if not spans and (with_calibration or match):
                 asked = "span calibration" if with_calibration else "span matching"
-                typer.echo(f"crftag: warning: {path}: no spans, so no {asked}", err=True)
+                typer.echo(f"crftag: warning: {result.path}: no spans, so no {asked}", err=True)
     if plot is not None:
         from crftag.scoring.plots import reliability_diagram
 
-        reliability_diagram(scores["calibration"], plot)
+        reliability_diagram(result.scores["calibration"], plot)
         typer.echo(f"crftag: drew the reliability diagram to {plot}", err=True)
-
-
-def _analyse(gold, tagged, spans: bool, with_confusion: bool, match: str | None) -> dict:
-    """The analyses asked for, as keys of the file's scores: ``confusion``, ``match``."""
-    from crftag.scoring.analysis import confusion, semeval, tag_confusions
-
-    gold_tags = [sentence.tags for sentence in gold]
-    result = {}
-    if with_confusion:
-        analyse = confusion if spans else tag_confusions
-        result["confusion"] = analyse(gold_tags, tagged.tags)
-    if match and spans:
-        result["match"] = semeval(gold_tags, tagged.tags, match)
-    return result
 
 
 @contextlib.contextmanager
@@ -152,13 +133,12 @@ def _errors_file(path: str | None):
         yield handle
 
 
-def _write_errors(path: str, gold, tagged, spans: bool, sink: TextIO, name: str) -> None:
+def _write_errors(path: str, records: list[dict], sink: TextIO, name: str) -> None:
     """Append the file's error records to ``sink``, each naming the file, and count them."""
-    from crftag.inference.records import json_line
-    from crftag.scoring.analysis import error_records
+    from crftag.data.jsonl import json_line
 
     counts: dict[str, int] = {}
-    for record in error_records(gold, tagged, tags_are_spans=spans):
+    for record in records:
         sink.write(json_line({"file": path, **record}))
         counts[record["kind"]] = counts.get(record["kind"], 0) + 1
     told = ", ".join(f"{n} {kind.replace('_', ' ')}s" for kind, n in sorted(counts.items()))
@@ -167,6 +147,7 @@ def _write_errors(path: str, gold, tagged, spans: bool, sink: TextIO, name: str)
 
 def _print_scores(path: str, scores: dict, *, as_json: bool) -> None:
     """One JSON line; else tables drawn for a terminal, or fixed-width text for a pipe."""
+    from crftag.scoring.analysis_tables import analysis_tables
     from crftag.scoring.evaluate import format_calibration, format_scores, score_tables, to_json
     from crftag.scoring.tables import is_terminal, print_table
 
@@ -180,75 +161,10 @@ def _print_scores(path: str, scores: dict, *, as_json: bool) -> None:
         typer.echo(format_scores(path, scores))
         if "calibration" in scores:
             typer.echo(format_calibration(scores["calibration"]))
-    for title, headers, rows, note in _analysis_tables(path, scores):
+    for title, headers, rows, note in analysis_tables(path, scores):
         print_table(title, headers, rows, sys.stdout)
         if note:
             typer.echo(note)
-
-
-def _analysis_tables(path: str, scores: dict) -> list[tuple[str, list[str], list[list], str]]:
-    """The tables of ``confusion`` and ``match`` in ``scores``: (title, headers, rows, note)."""
-    tables = []
-    result = scores.get("confusion")
-    if result and "pairs" in result:
-        tables.append(_span_confusion_table(path, result))
-    elif result:
-        shown = result["confusions"][:TOP_TAG_CONFUSIONS]
-        title = (
-            f"{path}: the {len(shown)} most frequent tag confusions "
-            f"({result['mistagged']} of {result['tokens']} tokens mistagged)"
-        )
-        rows = [
-            [row["gold"], row["predicted"], str(row["count"]), _share(row["count"], result)]
-            for row in shown
-        ]
-        tables.append((title, ["gold", "predicted", "count", "% of errors"], rows, ""))
-    result = scores.get("match")
-    if result:
-        title = f"{path}: SemEval-2013 {result['mode']} match"
-        rows = [
-            _match_row(label, counts)
-            for label, counts in [*result["types"].items(), ("overall", result["overall"])]
-        ]
-        tables.append((title, MATCH_HEADERS, rows, ""))
-    return tables
-
-
-MATCH_COUNTS = ("correct", "incorrect", "partial", "missed", "spurious")
-MATCH_HEADERS = ["type", *MATCH_COUNTS, "precision", "recall", "f1"]
-
-
-def _match_row(label: str, counts: dict) -> list[str]:
-    figures = [f"{100 * counts[key]:.2f}" for key in ("precision", "recall", "f1")]
-    return [label, *(str(counts[key]) for key in MATCH_COUNTS), *figures]
-
-
-def _share(count: int, result: dict) -> str:
-    return f"{100 * count / result['mistagged']:.2f}"
-
-
-def _span_confusion_table(path: str, result: dict) -> tuple[str, list[str], list[list], str]:
-    """Gold types in rows, predicted types in columns (the diagonal: exactly right), then the
-    gold spans missed, those found with the right type but another extent (boundary), and the
-    row's total; a last row of spurious spans per predicted type."""
-    labels = result["labels"]
-    headers = ["gold \\ predicted", *labels, "missed", "boundary", "total"]
-    rows = []
-    for gold in labels:
-        cells = [result["pairs"].get(gold, {}).get(predicted, 0) for predicted in labels]
-        cells += [result["missed"].get(gold, 0), result["boundary"].get(gold, 0)]
-        rows.append([gold, *map(str, [*cells, sum(cells)])])
-    spurious = [result["spurious"].get(predicted, 0) for predicted in labels]
-    rows.append(["spurious", *map(str, spurious), "", "", str(sum(spurious))])
-    note = (
-        f"correct {result['correct']}; false positives {result['false_positives']} "
-        f"(= {result['predicted']} predicted - {result['correct']} correct: spurious, boundary "
-        f"and off the diagonal); false negatives {result['false_negatives']} "
-        f"(= {result['gold']} gold - {result['correct']} correct: missed, boundary and off "
-        "the diagonal)"
-    )
-    title = f"{path}: entity type confusion, gold spans (rows) by predicted spans (columns)"
-    return title, headers, rows, note
 
 
 def _report_unseen_labels(path: str, unseen: list[str]) -> None:
@@ -258,13 +174,3 @@ def _report_unseen_labels(path: str, unseen: list[str]) -> None:
             f"{', '.join(unseen)}",
             err=True,
         )
-
-
-def _for_file(reading, path: str):
-    """The reading settings for one file: a CoNLL-U file's word is always FORM, whatever word
-    column the model was trained with (a word-first two-column file says nothing of CoNLL-U,
-    whose first column is the ID)."""
-    from crftag.data.labelled import detect_labelled_format
-
-    chosen = reading.format if reading.format != "auto" else detect_labelled_format(path)
-    return replace(reading, word_column=None) if chosen == "conllu" else reading

@@ -47,7 +47,7 @@ def train(
     at a time trains in a directory. SIGINT (Ctrl-C) or SIGTERM writes a resumable checkpoint
     and exits with 130 or 143; `crftag train --resume DIR` continues the run where it stopped.
     """
-    from crftag.inference.model_paths import resolve_device
+    from crftag.nn.devices import resolve_device
     from crftag.training.corpus import training_files
     from crftag.training.init_from import load_training_config
     from crftag.training.run import train as run_training

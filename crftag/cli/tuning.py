@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Annotated
@@ -46,7 +45,7 @@ def tune(
     again continues it, and Ctrl-C loses at most the trials under way. A study begun with
     another config is refused; --overwrite replaces it with a new one.
     """
-    from crftag.inference.model_paths import resolve_device
+    from crftag.nn.devices import resolve_device
     from crftag.training.init_from import load_training_config
     from crftag.training.tuning import STUDY_OUTPUTS, Budget, import_optuna
     from crftag.training.tuning import tune as run_study
@@ -56,23 +55,20 @@ def tune(
     loaded = load_training_config(config, list(overrides or []))
     if os.path.exists(output) and not os.path.isdir(output):
         raise CrftagError(f"{output}: not a directory, expected a study directory")
-    summary = run_study(
+    report = run_study(
         loaded,
         output,
         Budget(trials, minutes, jobs),
         device=resolve_device(device.value),
         overwrite=overwrite,
     )
-    _report(output, summary)
+    _report(output, report.summary, report.trials)
 
 
-def _report(output: str, summary: dict) -> None:
+def _report(output: str, summary: dict, trials: list[dict]) -> None:
     """The trial table and the best trial, on stderr: rich on a terminal, plain in a log."""
     from crftag.scoring.tables import print_table
-    from crftag.training.tuning import TRIALS_FILE
 
-    with open(os.path.join(output, TRIALS_FILE), encoding="utf-8") as handle:
-        trials = json.load(handle)
     names = sorted({name for trial in trials for name in trial["params"]})
     rows = [
         [

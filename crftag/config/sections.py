@@ -21,13 +21,11 @@ from crftag.config.loading import SHOWN_CHARS, build, parse_value, read_yaml_fil
 from crftag.config.tune import TuneConfig
 from crftag.data.align import MISALIGNED_POLICIES
 from crftag.data.conll import ColumnSpec, Sentence, detect_format
-from crftag.data.labelled import read_labelled
+from crftag.data.labelled import ANNOTATION_FORMATS, COLUMN_FORMATS, read_labelled
 from crftag.data.partial import refuse_unknown
 from crftag.errors import CrftagError
 
 __all__ = [
-    "ANNOTATION_FORMATS",
-    "FILE_FORMATS",
     "INPUT_FORMATS",
     "OUTPUT_FORMATS",
     "SPAN_SCHEMES",
@@ -41,9 +39,8 @@ __all__ = [
 ]
 
 # The one list of each enumeration; the CLI's choices and the config's are built from these.
-FILE_FORMATS = ("conll", "conllu")  # labelled column files
-ANNOTATION_FORMATS = ("jsonl", "brat")  # character spans over documents
-INPUT_FORMATS = ("text", "tokens", "doc", *FILE_FORMATS)  # what predict reads
+# The labelled file formats (column files, character spans over documents) are data/labelled.py's.
+INPUT_FORMATS = ("text", "tokens", "doc", *COLUMN_FORMATS)  # what predict reads
 OUTPUT_FORMATS = ("conll", "jsonl", "spans")  # what predict writes
 SPAN_SCHEMES = ("iob1", "iob2", "bioes")  # tag schemes of entity spans; "none" is one tag a token
 TRAIN_SCHEMES = ("bioes", "iob2")  # schemes a model can be trained in
@@ -52,8 +49,8 @@ TRAIN_SCHEMES = ("bioes", "iob2")  # schemes a model can be trained in
 REQUIRED: Any = dataclasses.MISSING  # the default of a key every config must set
 
 # Bounds on the numbers: generous for any model crftag trains, small enough that no value asks
-# for terabytes. The network's are those a model file may hold
-# (crftag.modelfiles.checkpoint_schema).
+# for terabytes. The network's bound what a model file may hold too: its config is read through
+# these sections before anything is built from it.
 MAX_WIDTH = 4096  # any one width of the network: embedding, character, hidden sizes
 MAX_LAYERS = 16
 MAX_BUCKETS = 1 << 24
@@ -92,7 +89,7 @@ class DataConfig:
         'CoNLL. `jsonl` reads one document per line, `{"text", "spans": [{"start", '
         '"end", "label"}]}` and the doccano, Prodigy and Label Studio variants '
         "(docs/annotations.md).",
-        choices=("auto", *FILE_FORMATS, *ANNOTATION_FORMATS),
+        choices=("auto", *COLUMN_FORMATS, *ANNOTATION_FORMATS),
     )
     word_column: int | None = _key(
         None,
@@ -125,7 +122,7 @@ class DataConfig:
 
     def column_spec(self, path: str) -> ColumnSpec:
         """How to read ``path`` under these column settings (``format: auto`` looks at it)."""
-        file_format = self.format if self.format in FILE_FORMATS else detect_format(path)
+        file_format = self.format if self.format in COLUMN_FORMATS else detect_format(path)
         return ColumnSpec.for_format(file_format, self.word_column, self.tag_column)
 
     def read(self, path: str, *, unknown_tags: bool = False) -> list[Sentence]:

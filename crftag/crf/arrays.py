@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # the compiled CPU kernels (crftag/crf/_compiled.c), built by setup.py where a compiler exists
-    from crftag.crf import _compiled
-except ImportError:  # pragma: no cover - depends on the build
-    _compiled = None
+from crftag.crf.choice import COMPILED, compiled_loops
 
 __all__ = [
     "COMPILED_ARRAY_DTYPES",
@@ -39,7 +36,7 @@ def running_counts(sorted_lengths: list[int], length: int) -> list[int]:
 
 def viterbi_arrays(emissions, lengths, transitions, start, end) -> tuple[np.ndarray, np.ndarray]:
     """Best paths (B, T) int64 (0 past each end) and their scores (B,): compiled where built."""
-    if _compiled is not None and emissions.dtype in COMPILED_ARRAY_DTYPES:
+    if compiled_loops() is not None and emissions.dtype in COMPILED_ARRAY_DTYPES:
         return viterbi_compiled(emissions, lengths, transitions, start, end)
     return viterbi_numpy(emissions, lengths, transitions, start, end)
 
@@ -50,7 +47,7 @@ def viterbi_compiled(emissions, lengths, transitions, start, end) -> tuple[np.nd
     dtype = emissions.dtype
     path = np.empty((batch_size, length), dtype=np.int64)
     scores = np.empty(batch_size, dtype=dtype)
-    _compiled.viterbi(
+    COMPILED.viterbi(
         np.ascontiguousarray(emissions),
         np.ascontiguousarray(lengths, dtype=np.int64),
         np.ascontiguousarray(transitions, dtype=dtype),

@@ -31,11 +31,7 @@ import torch
 
 from crftag.crf import scan
 from crftag.crf.arrays import running_counts
-
-try:  # the compiled CPU kernels (crftag/crf/_compiled.c), built by setup.py where a compiler exists
-    from crftag.crf import _compiled
-except ImportError:  # pragma: no cover - depends on the install
-    _compiled = None
+from crftag.crf.choice import COMPILED, compiled_loops, forced_kernel
 
 __all__ = ["compiled_kernels_available", "log_partition", "marginals"]
 
@@ -107,7 +103,8 @@ class _NumpySteps:
 
 
 def _steps_for(tensor: torch.Tensor) -> type[_TorchSteps] | type[_NumpySteps]:
-    if tensor.device.type == "cpu" and tensor.dtype in (torch.float32, torch.float64):
+    cpu = tensor.device.type == "cpu" and tensor.dtype in (torch.float32, torch.float64)
+    if cpu and forced_kernel() != "torch":
         return _NumpySteps
     return _TorchSteps
 
@@ -262,7 +259,7 @@ class _LogPartition(torch.autograd.Function):
 def _runs_compiled(emissions, transitions, start, end) -> bool:
     """Whether the compiled forward-backward takes these inputs: CPU, one float dtype."""
     return (
-        _compiled is not None
+        compiled_loops() is not None
         and emissions.dtype in COMPILED_DTYPES
         and all(
             tensor.device.type == "cpu" and tensor.dtype == emissions.dtype
@@ -279,7 +276,7 @@ def _forward_backward_compiled(emissions, mask, transitions, start, end, wanted)
     log_z = emissions.new_empty(batch_size)
     marginals = emissions.new_empty((batch_size, length, num_tags) if wanted >= 1 else (0,))
     counts = emissions.new_empty((batch_size, num_tags, num_tags) if wanted == 2 else (0,))
-    _compiled.forward_backward(
+    COMPILED.forward_backward(
         array(emissions),
         mask.sum(1).numpy(),
         array(transitions),
@@ -356,5 +353,6 @@ def host_array(tensor: torch.Tensor, dtype: torch.dtype) -> np.ndarray:
 
 
 def compiled_kernels_available() -> bool:
-    """Whether the CPU runs the compiled kernels (crftag/crf/_compiled.c), not NumPy loops."""
-    return _compiled is not None
+    """Whether the compiled kernels (crftag/crf/_compiled.c) were built: the CPU runs them
+    unless another kernel is named (:mod:`crftag.crf.choice`)."""
+    return COMPILED is not None

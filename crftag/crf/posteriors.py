@@ -21,11 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from crftag.crf.arrays import running_counts
-
-try:  # the compiled CPU kernels (crftag/crf/_compiled.c), built by setup.py where a compiler exists
-    from crftag.crf import _compiled
-except ImportError:  # pragma: no cover - depends on the build
-    _compiled = None
+from crftag.crf.choice import compiled_loops
 
 __all__ = [
     "log_alphas_arrays",
@@ -152,14 +148,15 @@ def _forward_backward(emissions, lengths, transitions, start, end, with_marginal
 def _scaled_forward_backward(emissions, lengths, transitions, start, end, with_marginals):
     """:func:`_forward_backward` by the scaled recursions alone, on checked arrays."""
     arrays = (emissions, lengths, transitions, start, end)
-    if _compiled is None:
+    loops = compiled_loops()
+    if loops is None:
         return _forward_backward_numpy(*arrays, with_marginals=with_marginals)
     emissions, lengths, transitions, start, end = arrays
     batch_size, length, num_tags = emissions.shape
     log_z = np.empty(batch_size)
     marginals = np.empty((batch_size, length, num_tags) if with_marginals else (0,))
     mode = 1 if with_marginals else 0  # mode 2 would add transition counts, not needed here
-    _compiled.forward_backward(
+    loops.forward_backward(
         emissions,
         lengths,
         transitions,

@@ -24,6 +24,8 @@ from collections.abc import Callable
 
 import torch
 
+from crftag.crf.choice import forced_kernel
+
 __all__ = ["log_partition", "logsumexp", "marginals", "preferred", "viterbi"]
 
 # The padded lengths from which a GPU runs the scan. On an H100 (benchmarks/gpu.py, K = 9 and
@@ -40,6 +42,8 @@ def preferred(emissions: torch.Tensor, decoding: bool = False) -> bool:
     """Whether the scan is the faster choice for these emissions (B, T, K), for log Z and
     marginals or, ``decoding``, for Viterbi: on a GPU, for sentences long enough and a level that
     fits in memory; never on the CPU, where the compiled loops run."""
+    if forced_kernel() == "scan":
+        return True
     batch_size, length, num_tags = emissions.shape
     return (
         emissions.device.type == "cuda"

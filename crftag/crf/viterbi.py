@@ -10,7 +10,8 @@ import functools
 
 import torch
 
-from crftag.crf import arrays, kernels, scan
+from crftag.crf import arrays, scan
+from crftag.crf.choice import compiled_loops, forced_kernel
 from crftag.crf.kernels import COMPILED_DTYPES, host_array, running_counts
 
 __all__ = ["viterbi", "viterbi_torch"]
@@ -35,8 +36,9 @@ def viterbi(
     CPU runs that same algorithm in C instead, with identical results (:func:`_viterbi_compiled`).
     Long sentences on a GPU take the parallel scan (:func:`crftag.crf.scan.viterbi`).
     """
-    if emissions.device.type == "cpu" and not emissions.requires_grad:
-        if kernels._compiled is not None and emissions.dtype in COMPILED_DTYPES:
+    on_cpu = emissions.device.type == "cpu" and not emissions.requires_grad
+    if on_cpu and forced_kernel() not in ("torch", "scan"):
+        if compiled_loops() is not None and emissions.dtype in COMPILED_DTYPES:
             return _viterbi_compiled(emissions, mask, transitions, start, end)
         return _viterbi_numpy(emissions, mask, transitions, start, end)
     if scan.preferred(emissions, decoding=True):

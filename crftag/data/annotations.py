@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from crftag.data.conll import open_binary, read_lines, shown, source_name
+from crftag.data.jsonl import json_line
 from crftag.data.label_studio import label_studio_records
 from crftag.data.labels import check_label
 from crftag.data.paths import check_regular_file
@@ -39,9 +40,6 @@ __all__ = [
 MAX_DOCUMENT_BYTES = 64 << 20
 MAX_EXPORT_BYTES = 256 << 20
 
-# Characters that some readers take for line ends (Python's str.splitlines, JavaScript): kept
-# escaped, so a record never splits across lines. json.dumps escapes the ASCII ones already.
-LINE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
 _SPAN_KEYS = ("spans", "entities", "label")
 
 
@@ -283,7 +281,7 @@ def format_span_jsonl(document: Document) -> str:
     if document.tags is not None:
         record["tags"] = list(document.tags)
     record.update(document.extra)
-    return json.dumps(record, ensure_ascii=False).translate(LINE_BREAKS) + "\n"
+    return json_line(record)
 
 
 def read_brat(folder: str) -> Iterator[Document]:

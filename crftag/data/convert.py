@@ -30,6 +30,7 @@ from crftag.data.annotations import (
     write_brat,
 )
 from crftag.data.conll import ColumnSpec, Sentence, open_binary, read_columns
+from crftag.data.labelled import COLUMN_FORMATS
 from crftag.data.labels import check_conllu_form
 from crftag.data.partial import has_unknown, in_scheme
 from crftag.data.schemes import from_spans, is_span_tagset, to_spans
@@ -130,7 +131,7 @@ def _document(sentences: list[Sentence], kind: _TagKind, source: str, marked: bo
 
 def read_documents_of(path: str, input_format: str, spec: ColumnSpec) -> Iterator[Document]:
     """The documents of ``path`` (``-``: stdin) in ``input_format``, lazily."""
-    if input_format in ("conll", "conllu"):
+    if input_format in COLUMN_FORMATS:
         return sentences_to_documents(read_column_sentences(path, spec), path)
     return read_annotations(path)
 

@@ -26,9 +26,10 @@ from crftag.data.annotations import (
     read_span_jsonl,
 )
 from crftag.data.conll import open_binary
+from crftag.data.jsonl import json_line
 from crftag.data.labelled import detect_annotation_format
 from crftag.errors import CrftagError
-from crftag.inference.records import Prediction, join_pieces, json_line
+from crftag.inference.records import Prediction, join_pieces
 
 if TYPE_CHECKING:
     from crftag.inference.base import TaggerBase

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from crftag.inference.model_paths import exported_model_path, resolve_device
+from crftag.inference.model_paths import exported_model_path
+from crftag.nn.devices import resolve_device
 
 if TYPE_CHECKING:
     from crftag.inference.base import TaggerBase

@@ -16,7 +16,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import TYPE_CHECKING, TextIO
 
-from crftag.config.sections import FILE_FORMATS
+from crftag.data.labelled import COLUMN_FORMATS
 from crftag.errors import CrftagError
 from crftag.inference.loading import load_tagger
 from crftag.inference.streaming import (
@@ -68,7 +68,7 @@ def _input_batches(files, options, word_column, document_context):
     records = input_records(
         files, options.input_format, word_column, options.on_error, options.output_format
     )
-    whole_documents = document_context and options.input_format in FILE_FORMATS
+    whole_documents = document_context and options.input_format in COLUMN_FORMATS
     return batches_of(records, options.batch_size, whole_documents)
 
 
@@ -146,7 +146,7 @@ def _tag(batch: list[Record], options: PredictOptions) -> tuple[str, int]:
         options.nbest,
         options.min_confidence,
         options.token_offsets,
-        options.input_format in FILE_FORMATS,
+        options.input_format in COLUMN_FORMATS,
     )
     text = "".join(tag_batch(_tagger(options), batch, settings))
     return text, sum(not record.markup for record in batch)

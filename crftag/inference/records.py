@@ -8,23 +8,12 @@ confidence threshold, and :func:`locate_spans` places the rest in the sentence's
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from crftag.data.schemes import Span, from_spans
 from crftag.data.tokenize import token_offsets
 
-__all__ = ["Prediction", "drop_unlikely_spans", "join_pieces", "json_line", "locate_spans"]
-
-# Characters that some readers take for line ends (Python's str.splitlines, JavaScript): kept
-# escaped, so a span's text with one in it never splits its record's line. json.dumps escapes
-# the ASCII control characters already.
-_LINE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
-
-
-def json_line(record: dict) -> str:
-    """One JSON lines record, non-ASCII kept as is, and a line end."""
-    return json.dumps(record, ensure_ascii=False).translate(_LINE_BREAKS) + "\n"
+__all__ = ["Prediction", "drop_unlikely_spans", "join_pieces", "locate_spans"]
 
 
 @dataclass

@@ -12,20 +12,19 @@ spans as ``labels`` results with their confidences as scores).
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
-from crftag.config.sections import FILE_FORMATS
 from crftag.data.align import document_tokens
-from crftag.data.annotations import LINE_BREAKS, read_annotations
+from crftag.data.annotations import read_annotations
+from crftag.data.atomic import atomic_output
 from crftag.data.conll import detect_format, source_name
-from crftag.data.labelled import detect_annotation_format
+from crftag.data.jsonl import LINE_BREAKS, json_line
+from crftag.data.labelled import COLUMN_FORMATS, detect_annotation_format
 from crftag.data.tokenize import tokenize
 from crftag.errors import CrftagError
 from crftag.inference.documents import read_documents, tag_document_sentences
@@ -136,7 +135,7 @@ def _sentence_units(
 ) -> Iterator[Unit]:
     """Each sentence of text, tokens or column input, tagged a batch at a time as ``predict``
     tags it (document context over column input's documents)."""
-    column_input = options.input_format in FILE_FORMATS
+    column_input = options.input_format in COLUMN_FORMATS
     whole_documents = tagger.document_context and column_input
     word_column = tagger.config.data.word_column
     for path in paths:
@@ -236,21 +235,13 @@ def write_selection(path: str, records: list[dict]) -> None:
     if path.endswith(".json"):
         text = json.dumps(records, ensure_ascii=False, indent=1).translate(LINE_BREAKS) + "\n"
     else:
-        lines = [json.dumps(r, ensure_ascii=False).translate(LINE_BREAKS) for r in records]
-        text = "".join(line + "\n" for line in lines)
+        text = "".join(json_line(record) for record in records)
     if path == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    directory = os.path.dirname(os.path.abspath(path))
     try:
-        handle, temporary = tempfile.mkstemp(dir=directory, prefix=".select-", suffix=".tmp")
+        with atomic_output(path) as stream:
+            stream.write(text)
     except OSError as error:
         raise CrftagError(f"{path}: cannot write there: {error.strerror}") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise

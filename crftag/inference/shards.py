@@ -21,7 +21,7 @@ from typing import TextIO
 
 from crftag.errors import CrftagError
 
-__all__ = ["SHARD_VERSION", "ShardWriter", "merge_shards", "merge_until_short"]
+__all__ = ["SHARD_VERSION", "ShardWriter", "merge_shards"]
 
 SHARD_VERSION = 1
 HEADER, END = "crftag_shard", "crftag_shard_end"
@@ -188,8 +188,8 @@ def _misplaced(shards: list[_Shard], position: int, count) -> None:
     )
 
 
-def _records(path: str, output_format: str, ended: bool = True) -> Iterator[str]:
-    """The records of a shard, header and (where ``ended``) end line left out."""
+def _records(path: str, output_format: str) -> Iterator[str]:
+    """The records of a shard, header and end line left out."""
     lines = _lines(path)
     next(lines, None)
     record: list[bytes] = []
@@ -201,24 +201,6 @@ def _records(path: str, output_format: str, ended: bool = True) -> Iterator[str]
                 yield b"".join(record).decode("utf-8")
                 record = []
         previous = line
-    if not ended and previous is not None:  # the last line is a record's, not an end line
-        record.append(previous)
-        yield b"".join(record).decode("utf-8")
-
-
-def merge_until_short(paths: list[str], output_format: str, output: TextIO, batch_size: int) -> int:
-    """Interleave the shards of a run that stopped on an input error (no end lines), up to the
-    first batch a shard lacks or holds only in part: exactly what one process writes before the
-    bad line. Return the number of records written."""
-    streams = [_records(path, output_format, ended=False) for path in paths]
-    count = 0
-    while True:
-        for stream in streams:
-            batch = list(itertools.islice(stream, batch_size))
-            output.writelines(batch)
-            count += len(batch)
-            if len(batch) < batch_size:
-                return count
 
 
 def merge_shards(

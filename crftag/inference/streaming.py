@@ -9,7 +9,7 @@ from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
-from crftag.config.sections import FILE_FORMATS, INPUT_FORMATS, OUTPUT_FORMATS
+from crftag.config.sections import INPUT_FORMATS, OUTPUT_FORMATS
 from crftag.data.annotations import CharSpan, Document, format_span_jsonl
 from crftag.data.conll import (
     ColumnSpec,
@@ -22,11 +22,13 @@ from crftag.data.conll import (
     source_name,
 )
 from crftag.data.indices import MAX_DOCUMENT_SENTENCES
+from crftag.data.jsonl import json_line
+from crftag.data.labelled import COLUMN_FORMATS
 from crftag.data.tokenize import tokenize
 from crftag.errors import CrftagError
 from crftag.inference.documents import predict_documents
 from crftag.inference.loading import load_tagger
-from crftag.inference.records import Prediction, json_line
+from crftag.inference.records import Prediction
 from crftag.inference.shards import ShardWriter
 
 if TYPE_CHECKING:
@@ -225,7 +227,7 @@ def predict_files(
             token_offsets=token_offsets,
             **options,
         )
-    column_input = input_format in FILE_FORMATS
+    column_input = input_format in COLUMN_FORMATS
     word_column = tagger.config.data.word_column
     records = input_records(paths, input_format, word_column, on_error, output_format)
     index, count_of_shards = shard

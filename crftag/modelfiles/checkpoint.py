@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import tempfile
 import warnings
 from dataclasses import dataclass
 
@@ -19,30 +18,28 @@ import torch
 
 from crftag import __version__
 from crftag.config.sections import Config
-from crftag.data.schemes import allowed_transitions
+from crftag.data.atomic import atomic_output
 from crftag.data.vocab import Vocabularies
 from crftag.errors import CrftagError
 from crftag.modelfiles.checkpoint_schema import (
     check_export,
     check_payload,
-    check_sizes,
     check_weights,
 )
 from crftag.modelfiles.registry import resolve_model_path
-from crftag.nn.taggers import BiLSTMCRF, CRFTagger, FeatureCRF
+from crftag.nn.taggers import CRFTagger, build_model
 from crftag.runtime.archive import is_exported_model, read_archive, write_archive
 from crftag.runtime.zip_checks import check_model_archive
 
 __all__ = [
     "FORMAT_VERSION",
     "LoadedModel",
-    "build_model",
     "load_model",
     "loaded_from_payload",
     "model_payload",
     "read_checkpoint",
     "save_model",
-    "write_atomically",
+    "write_checkpoint",
 ]
 
 FORMAT_VERSION = 1
@@ -62,27 +59,6 @@ class LoadedModel:
     data_scheme: str
     train_scheme: str
     metrics: dict
-
-
-def build_model(config: Config, vocabularies: Vocabularies, train_scheme: str) -> CRFTagger:
-    """A fresh network sized by ``config`` and the vocabularies, constrained by the scheme."""
-    constraints = None
-    if config.model.constrained and train_scheme != "none":
-        constraints = allowed_transitions(train_scheme, vocabularies.tags.symbols)
-    if config.model.encoder == "features":
-        return FeatureCRF(
-            buckets=vocabularies.feature_buckets,
-            num_tags=len(vocabularies.tags),
-            constraints=constraints,
-        )
-    return BiLSTMCRF(
-        config.model,
-        num_words=len(vocabularies.words),
-        num_chars=len(vocabularies.chars),
-        num_tags=len(vocabularies.tags),
-        constraints=constraints,
-        char_symbols=vocabularies.chars.symbols,
-    )
 
 
 def model_payload(loaded: LoadedModel, *, half: bool = False) -> dict:
@@ -107,8 +83,8 @@ def model_payload(loaded: LoadedModel, *, half: bool = False) -> dict:
 
 
 def save_model(path: str, loaded: LoadedModel, *, half: bool = False) -> None:
-    """Write ``loaded`` to ``path`` atomically (see :func:`write_atomically`)."""
-    write_atomically(path, model_payload(loaded, half=half))
+    """Write ``loaded`` to ``path`` whole or not at all (see :func:`write_checkpoint`)."""
+    write_checkpoint(path, model_payload(loaded, half=half))
 
 
 def export_arrays(
@@ -147,26 +123,12 @@ def export_arrays(
     write_archive(path, payload, weights, quantized=quantized)
 
 
-def write_atomically(path: str, payload: dict) -> None:
-    """``torch.save`` to a temporary file beside ``path``, flushed to disk, then renamed over
-    it: a crash at any moment leaves either the old file or the new one, never a torn one."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=".partial-", suffix=".pt", dir=directory)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            torch.save(payload, stream)
-            stream.flush()
-            os.fsync(stream.fileno())
-        # mkstemp makes the file private (0600); give it the permissions a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+def write_checkpoint(path: str, payload: dict) -> None:
+    """``torch.save`` the payload to ``path`` whole or not at all
+    (:func:`crftag.data.atomic.atomic_output`), making its directory if missing."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with atomic_output(path, binary=True) as stream:
+        torch.save(payload, stream)
 
 
 def read_checkpoint(path: str) -> dict:
@@ -246,8 +208,7 @@ def loaded_from_payload(state: dict, source: str) -> LoadedModel:
     """The model that :func:`model_payload` described, rebuilt on the CPU once the payload has
     been checked against what it describes (:mod:`crftag.modelfiles.checkpoint_schema`)."""
     check_payload(state, source)
-    config = Config.from_dict(state["config"], source=source)
-    check_sizes(config.model, source)
+    config = Config.from_dict(state["config"], source=source)  # the network's sizes bounded
     vocabularies = Vocabularies.from_state(state["vocabularies"])
     with torch.device("meta"):  # the described network's shapes, nothing allocated
         skeleton = build_model(config, vocabularies, "none")  # constraints change no shape

@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from crftag.config.sections import MAX_BUCKETS, SPAN_SCHEMES, TRAIN_SCHEMES, Config
 from crftag.config.sections import MAX_WORD_CHARS_LIMIT as MAX_CHARS
-from crftag.config.sections import SPAN_SCHEMES, TRAIN_SCHEMES, Config
 from crftag.errors import CrftagError
 from crftag.runtime.archive_schema import check_arrays, check_score_range, expected_arrays
 
 if TYPE_CHECKING:  # torch is imported where weights are checked: an export is read without it
     import torch
 
-__all__ = ["MAX_PARAMETERS", "check_export", "check_payload", "check_sizes", "check_weights"]
+__all__ = ["MAX_PARAMETERS", "check_export", "check_payload", "check_weights"]
 
 REQUIRED = {
     "format": str,
@@ -35,9 +35,6 @@ REQUIRED = {
 }
 MAX_DEPTH = 16  # of nested lists and dicts in any plain value
 MAX_ITEMS = 2_000_000  # list items, dict entries and characters, in all
-MAX_SIZE = 4096  # any one width of the network (embedding, hidden, character sizes)
-MAX_LAYERS = 16
-MAX_BUCKETS = 1 << 24
 MAX_PARAMETERS = 1 << 30  # about 4 GB in float32: far beyond any model crftag trains
 # The weights that set the CRF's scores directly (check_score_range).
 SCORING_WEIGHTS = (
@@ -47,7 +44,6 @@ SCORING_WEIGHTS = (
     "crf.start_transitions",
     "crf.end_transitions",
 )
-SIZE_KEYS = ("word_dim", "char_dim", "char_size", "char_kernel", "casing_dim", "hidden_size")
 
 
 def _fail(source: str, message: str) -> CrftagError:
@@ -144,28 +140,13 @@ def check_payload(state: dict, source: str) -> None:
     _check_schemes(state, symbols["tags"], source)
 
 
-def check_sizes(model, source: str) -> None:
-    """The config's network sizes are ones a machine can build (``model``: its model section)."""
-    for key in SIZE_KEYS:
-        value = getattr(model, key, 0) or 0
-        if not 0 <= value <= MAX_SIZE:
-            raise _fail(source, f"model.{key} {value}: expected 0 to {MAX_SIZE}")
-    if not 1 <= model.num_layers <= MAX_LAYERS:
-        raise _fail(source, f"model.num_layers {model.num_layers}: expected 1 to {MAX_LAYERS}")
-    if not (math.isfinite(model.dropout) and 0.0 <= model.dropout < 1.0):
-        raise _fail(source, f"model.dropout {model.dropout}: expected 0 <= dropout < 1")
-    if not 0 <= model.feature_buckets <= MAX_BUCKETS:
-        raise _fail(source, f"model.feature_buckets: expected 0 to {MAX_BUCKETS}")
-
-
 def check_export(metadata: dict, arrays: dict[str, np.ndarray], source: str) -> Config:
     """The metadata and arrays of an exported model (:func:`crftag.runtime.archive.read_archive`)
-    hold what its checkpoint would (:func:`check_payload`, :func:`check_sizes`) and are the
+    hold what its checkpoint would (:func:`check_payload`, the config's bounds) and are the
     arrays of the network described, floats as float32 (:func:`check_arrays`), which replace
     ``arrays``' own; the config is returned. No torch is needed."""
     check_payload({**metadata, "state_dict": {}}, source)
-    config = Config.from_dict(metadata["config"], source=source)
-    check_sizes(config.model, source)
+    config = Config.from_dict(metadata["config"], source=source)  # the network's sizes bounded
     if config.model.encoder != "bilstm":
         raise _fail(source, f"model.encoder {config.model.encoder}: an export holds a BiLSTM-CRF")
     sizes = [len(metadata["vocabularies"][name]["symbols"]) for name in ("words", "chars", "tags")]

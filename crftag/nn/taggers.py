@@ -12,9 +12,11 @@ import torch
 from torch import nn
 from torch.nn import functional
 
-from crftag.config.sections import ModelConfig
+from crftag.config.sections import Config, ModelConfig
 from crftag.crf.crf import CRF
 from crftag.data.batching import Batch
+from crftag.data.schemes import allowed_transitions
+from crftag.data.vocab import Vocabularies
 from crftag.nn.encoders import (
     CasingEmbedding,
     CharCNN,
@@ -25,7 +27,7 @@ from crftag.nn.encoders import (
     WordEmbedding,
 )
 
-__all__ = ["BiLSTMCRF", "CRFTagger", "FeatureCRF"]
+__all__ = ["BiLSTMCRF", "CRFTagger", "FeatureCRF", "build_model"]
 
 
 def _crf(num_tags: int, constraints: tuple | None) -> CRF:
@@ -200,3 +202,24 @@ def _group_means(states: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
     sums = flat.new_zeros(count, width).index_add_(0, flat_ids, flat)
     sizes = torch.bincount(flat_ids, minlength=count).clamp_(min=1).to(flat.dtype)
     return (sums / sizes.unsqueeze(1))[flat_ids].view_as(states)
+
+
+def build_model(config: Config, vocabularies: Vocabularies, train_scheme: str) -> CRFTagger:
+    """A fresh network sized by ``config`` and the vocabularies, constrained by the scheme."""
+    constraints = None
+    if config.model.constrained and train_scheme != "none":
+        constraints = allowed_transitions(train_scheme, vocabularies.tags.symbols)
+    if config.model.encoder == "features":
+        return FeatureCRF(
+            buckets=vocabularies.feature_buckets,
+            num_tags=len(vocabularies.tags),
+            constraints=constraints,
+        )
+    return BiLSTMCRF(
+        config.model,
+        num_words=len(vocabularies.words),
+        num_chars=len(vocabularies.chars),
+        num_tags=len(vocabularies.tags),
+        constraints=constraints,
+        char_symbols=vocabularies.chars.symbols,
+    )

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import zipfile
 from collections.abc import Collection, Mapping
 
 import numpy as np
 
+from crftag.data.atomic import atomic_output
 from crftag.errors import CrftagError
 from crftag.runtime.zip_checks import ZIP_ERRORS, check_model_archive, is_zip
 
@@ -95,18 +95,8 @@ def write_archive(
         "quantized": sorted(quantized),
     }
     encoded = np.frombuffer(json.dumps(described).encode("utf-8"), dtype=np.uint8)
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=".partial-", suffix=".npz", dir=directory)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            np.savez(stream, **{METADATA: encoded}, **stored)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
+    with atomic_output(path, binary=True) as stream:
+        np.savez(stream, **{METADATA: encoded}, **stored)
 
 
 def is_archive(path: str) -> bool:

@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from crftag.data.jsonl import json_line
 from crftag.serve.batcher import MicroBatcher
 from crftag.serve.metrics import Metrics
 from crftag.serve.models import ServedModel, load_models
@@ -155,11 +156,10 @@ class TaggingApp:
                 )
         except RequestError as error:
             return error_answer(error.status, error.message)
-        lines = await self.batcher.submit(request)
+        records = await self.batcher.submit(request)
         if _wants_json(scope):
-            records = [json.loads(line) for line in lines]
             return _json(200, {"model": request.model, "predictions": records})
-        return 200, "".join(lines).encode("utf-8"), "application/x-ndjson"
+        return 200, "".join(map(json_line, records)).encode("utf-8"), "application/x-ndjson"
 
     def _check_declared_size(self, scope) -> None:
         """A body declared longer than ``max_body_bytes`` is refused (413) before it is read."""

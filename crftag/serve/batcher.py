@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from crftag.data.annotations import Document
-from crftag.inference.documents import format_document, tag_documents
-from crftag.inference.records import json_line
+from crftag.inference.documents import tag_documents
 
 if TYPE_CHECKING:
     from crftag.inference.base import TaggerBase
@@ -46,8 +45,8 @@ def _size(request: PredictRequest) -> int:
 
 
 class MicroBatcher:
-    """Gathers requests for the taggers (model name -> tagger) and answers each with its JSON
-    lines. ``start`` in the server's event loop before the first request, ``stop`` to drain."""
+    """Gathers requests for the taggers (model name -> tagger) and answers each with its
+    records. ``start`` in the server's event loop before the first request, ``stop`` to drain."""
 
     def __init__(
         self,
@@ -74,8 +73,9 @@ class MicroBatcher:
             await self._task
         self._worker.shutdown(wait=True)
 
-    async def submit(self, request: PredictRequest) -> list[str]:
-        """The JSON lines answering ``request``, one per text, token list or document."""
+    async def submit(self, request: PredictRequest) -> list[dict]:
+        """The records answering ``request`` (:meth:`Prediction.to_dict`), one per text, token
+        list or document."""
         answer = asyncio.get_running_loop().create_future()
         self._queue.put_nowait(_Pending(request, _size(request), answer))
         return await answer
@@ -86,14 +86,14 @@ class MicroBatcher:
             batch, stopping = await self._gather()
             if batch:
                 try:
-                    lines = await loop.run_in_executor(self._worker, self._answer, batch)
+                    records = await loop.run_in_executor(self._worker, self._answer, batch)
                 except Exception as error:  # a bug, not a bad request: every waiter hears it
                     LOG.exception("tagging a batch failed")
                     for pending in batch:
                         if not pending.answer.done():
                             pending.answer.set_exception(error)
                 else:
-                    for pending, answer in zip(batch, lines, strict=True):
+                    for pending, answer in zip(batch, records, strict=True):
                         if not pending.answer.done():  # done: its client went away
                             pending.answer.set_result(answer)
             if stopping:
@@ -123,17 +123,17 @@ class MicroBatcher:
             tokens += pending.tokens
         return batch, False
 
-    def _answer(self, batch: list[_Pending]) -> list[list[str]]:
-        """Each request's JSON lines; runs in the tagging thread."""
-        answers: list[list[str] | None] = [None] * len(batch)
+    def _answer(self, batch: list[_Pending]) -> list[list[dict]]:
+        """Each request's records; runs in the tagging thread."""
+        answers: list[list[dict] | None] = [None] * len(batch)
         key = lambda index: (batch[index].request.kind, batch[index].request.options)  # noqa: E731
         for (kind, _), group in itertools.groupby(sorted(range(len(batch)), key=key), key=key):
             members = list(group)
             requests = [batch[i].request for i in members]
             tagger = self.taggers[requests[0].model]
             tag = _tag_documents if kind == "documents" else _tag_sentences
-            for index, lines in zip(members, tag(tagger, requests, self.metrics), strict=True):
-                answers[index] = lines
+            for index, records in zip(members, tag(tagger, requests, self.metrics), strict=True):
+                answers[index] = records
         return answers
 
 
@@ -148,7 +148,7 @@ def _options(request: PredictRequest) -> dict:
 
 def _tag_sentences(
     tagger: TaggerBase, requests: list[PredictRequest], metrics: Metrics
-) -> list[list[str]]:
+) -> list[list[dict]]:
     """One predict call for the sentences of requests with equal options, each text a document
     of its own (as every line of ``crftag predict``), answered request by request."""
     sentences = [item for request in requests for item in request.items]
@@ -156,13 +156,13 @@ def _tag_sentences(
         sentences, documents=list(range(len(sentences))), **_options(requests[0])
     )
     metrics.tagged(len(predictions), sum(len(p.tokens) for p in predictions))
-    lines = iter([json_line(prediction.to_dict()) for prediction in predictions])
-    return [list(itertools.islice(lines, len(request.items))) for request in requests]
+    records = iter([prediction.to_dict() for prediction in predictions])
+    return [list(itertools.islice(records, len(request.items))) for request in requests]
 
 
 def _tag_documents(
     tagger: TaggerBase, requests: list[PredictRequest], metrics: Metrics
-) -> list[list[str]]:
+) -> list[list[dict]]:
     """Documents (``predict --input-format doc``), each request's tagged together."""
     answers = []
     for request in requests:
@@ -170,9 +170,9 @@ def _tag_documents(
             Document(text=text, spans=(), source="request", line=number)
             for number, text in enumerate(request.items, 1)
         ]
-        lines = []
-        for document, prediction in tag_documents(tagger, documents, **_options(request)):
-            lines.append(format_document(document, prediction, "jsonl"))
+        records = []
+        for _, prediction in tag_documents(tagger, documents, **_options(request)):
+            records.append(prediction.to_dict())
             metrics.tagged(len(prediction.sentences or []), len(prediction.tokens))
-        answers.append(lines)
+        answers.append(records)
     return answers

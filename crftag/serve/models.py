@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from crftag import __version__
 from crftag.errors import CrftagError
+from crftag.inference.array_tagger import ArrayTagger
 from crftag.inference.loading import load_tagger
 from crftag.inference.model_paths import exported_model_path
 from crftag.modelfiles.registry import BUNDLED_MODELS, resolve_model_path
@@ -36,7 +37,7 @@ class ServedModel:
         return {
             "name": self.name,
             "path": self.path,
-            "backend": "numpy" if self.path.endswith(".npz") else "torch",
+            "backend": "numpy" if isinstance(tagger, ArrayTagger) else "torch",
             "labels": labels if tagger.tags_are_spans else list(tagger.output_tags),
             "tags": list(tagger.output_tags),
             "scheme": "iob2" if tagger.tags_are_spans else "none",

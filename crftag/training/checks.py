@@ -13,8 +13,8 @@ from crftag.data.paths import is_regular_file, not_regular
 from crftag.data.vectors import check_embeddings
 from crftag.data.vocab import PAD, UNK, Vocabularies, Vocabulary
 from crftag.errors import CrftagError
-from crftag.modelfiles.checkpoint import build_model
 from crftag.modelfiles.checkpoint_schema import MAX_PARAMETERS
+from crftag.nn.taggers import build_model
 from crftag.training.corpus import training_files
 
 __all__ = ["check_config", "check_device", "check_model_size", "check_output_dir"]

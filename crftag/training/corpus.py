@@ -18,7 +18,7 @@ import torch
 from crftag.config.sections import Config
 from crftag.data.batching import Encoded, encode
 from crftag.data.conll import Sentence, document_keys, open_binary, read_columns
-from crftag.data.labelled import ANNOTATION_FORMATS, detect_labelled_format
+from crftag.data.labelled import ANNOTATION_FORMATS, COLUMN_FORMATS, detect_labelled_format
 from crftag.data.partial import UNKNOWN, has_unknown, in_scheme, known, permitted_tags
 from crftag.data.schemes import detect_scheme, is_span_tagset
 from crftag.data.vocab import Vocabularies, Vocabulary
@@ -126,7 +126,7 @@ def _check_some_tag_known(files: list[tuple[str, list[Sentence]]]) -> None:
 def _where_is(config: Config, path: str, tag: str) -> str:
     """``path:line`` of ``tag``'s first occurrence (the file read again, keeping the lines: only
     an error message needs it); ``path`` alone for sentences that came from no file."""
-    if not os.path.isfile(path) or detect_labelled_format(path) not in ("conll", "conllu"):
+    if not os.path.isfile(path) or detect_labelled_format(path) not in COLUMN_FORMATS:
         return path  # a record's tags: the record is named by the check that read it
     with open_binary(path) as stream:
         spec = config.data.column_spec(path)

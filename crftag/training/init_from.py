@@ -5,7 +5,7 @@ The new model is the old one grown: the old vocabularies keep every symbol at it
 new data's words, characters and tags are appended, so every weight of the old model is the
 leading block of the new one's and is copied there. New rows (words, characters, tags, their
 transitions) start as a new model's do; the scheme's constraints are rebuilt for the merged tag
-set by :func:`crftag.modelfiles.checkpoint.build_model`.
+set by :func:`crftag.nn.taggers.build_model`.
 """
 
 from __future__ import annotations

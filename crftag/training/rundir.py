@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from crftag.data.atomic import PARTIAL_PREFIX, atomic_output
 from crftag.errors import CrftagError
 from crftag.modelfiles.registry import MODEL_FILE
 from crftag.training.state import RESUME_FILE
@@ -27,7 +28,6 @@ __all__ = ["METRICS_FILE", "clear_run", "hold_run_directory", "write_metrics", "
 
 METRICS_FILE = "metrics.json"
 RUN_FILES = (MODEL_FILE, METRICS_FILE, RESUME_FILE)  # what a run leaves in its directory
-PARTIAL_PREFIX = ".partial-"  # the temporary name of a file being written atomically
 # A full disk, a file-size limit (RLIMIT_FSIZE, with SIGXFSZ ignored), a full quota.
 DISK_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
 
@@ -79,20 +79,10 @@ def writing(path: str, output_dir: str) -> Iterator[None]:
 
 
 def write_metrics(output_dir: str, metrics: dict) -> None:
-    """``metrics.json``, written whole under a temporary name and renamed over it (one writer
-    at a time holds the directory, so the temporary name can be fixed)."""
-    path = os.path.join(output_dir, METRICS_FILE)
-    temporary = os.path.join(output_dir, PARTIAL_PREFIX + METRICS_FILE)
-    try:
-        with open(temporary, "w", encoding="utf-8") as stream:
-            json.dump(metrics, stream, indent=2, sort_keys=True)
-            stream.write("\n")
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
+    """``metrics.json``, written whole or not at all."""
+    with atomic_output(os.path.join(output_dir, METRICS_FILE)) as stream:
+        json.dump(metrics, stream, indent=2, sort_keys=True)
+        stream.write("\n")
 
 
 @contextmanager

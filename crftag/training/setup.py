@@ -15,9 +15,9 @@ from crftag.data.conll import Sentence
 from crftag.data.vectors import read_embeddings
 from crftag.data.vocab import Vocabularies
 from crftag.errors import CrftagError
-from crftag.modelfiles.checkpoint import LoadedModel, build_model
+from crftag.modelfiles.checkpoint import LoadedModel
 from crftag.nn.encoders import use_fast_training
-from crftag.nn.taggers import CRFTagger
+from crftag.nn.taggers import CRFTagger, build_model
 from crftag.training.averaging import WeightAverage
 from crftag.training.checks import check_model_size
 from crftag.training.corpus import (

@@ -22,9 +22,9 @@ from crftag.modelfiles.checkpoint import (
     LoadedModel,
     model_payload,
     read_checkpoint,
-    write_atomically,
+    write_checkpoint,
 )
-from crftag.modelfiles.checkpoint_schema import check_payload, check_sizes, check_weights
+from crftag.modelfiles.checkpoint_schema import check_payload, check_weights
 from crftag.training.averaging import WeightAverage
 from crftag.training.corpus import training_files
 
@@ -129,7 +129,7 @@ def save_resume(
         "torch_rng": torch.get_rng_state(),
         "fingerprint": fingerprint,
     }
-    write_atomically(path, payload)
+    write_checkpoint(path, payload)
 
 
 def data_fingerprint(config: Config) -> dict:
@@ -180,8 +180,7 @@ def load_resume(output_dir: str) -> tuple[dict, Config]:
     for flag in ("lowercase", "normalize_digits"):
         if not isinstance(state["vocabularies"].get(flag), bool):
             raise CrftagError(f"{path}: vocabularies.{flag}: expected true or false")
-    config = Config.from_dict(state["config"], source=path)
-    check_sizes(config.model, path)
+    config = Config.from_dict(state["config"], source=path)  # the network's sizes bounded
     _check_run_state(state["run_state"], config.train.epochs, path)
     _check_fingerprint(state["fingerprint"], config, output_dir, path)
     return state, config

@@ -24,6 +24,7 @@ import torch
 import yaml
 
 from crftag.config.sections import Config
+from crftag.data.atomic import atomic_output
 from crftag.errors import CrftagError, TrainingInterrupted
 from crftag.inference.tagger import Tagger
 from crftag.scoring.evaluate import headline, score_sentences
@@ -40,6 +41,7 @@ __all__ = [
     "TRIALS_FILE",
     "Budget",
     "Objective",
+    "StudyReport",
     "import_optuna",
     "tune",
 ]
@@ -74,12 +76,20 @@ def import_optuna():
     return optuna
 
 
+@dataclass(frozen=True)
+class StudyReport:
+    """What a run of the study leaves: ``summary``, what ``best.json`` holds (None for the best
+    if no trial has completed), and ``trials``, what ``trials.json`` holds."""
+
+    summary: dict
+    trials: list[dict]
+
+
 def tune(
     config: Config, output_dir: str, budget: Budget, *, device: torch.device, overwrite=False
-) -> dict:
-    """Run (or continue) the study of ``config`` in ``output_dir``; return what ``best.json``
-    holds (None for the best if no trial has completed). A study begun with another config is
-    refused, unless ``overwrite``: then its files are removed and a new study begins."""
+) -> StudyReport:
+    """Run (or continue) the study of ``config`` in ``output_dir``. A study begun with another
+    config is refused, unless ``overwrite``: then its files are removed and a new study begins."""
     optuna = import_optuna()
     if config.data.dev is None:
         raise CrftagError("data.dev: crftag tune chooses trials on the dev score; set a dev file")
@@ -104,14 +114,17 @@ def tune(
         _optimize(study, objective, 1, dataclasses.replace(budget, jobs=1), output_dir)
         remaining -= 1
     if remaining:
-        _optimize(study, objective, remaining, budget, output_dir)
+        trials = _optimize(study, objective, remaining, budget, output_dir)
     else:
-        write_trials(study, output_dir)
-    return _finish(study, config, output_dir, device)
+        trials = write_trials(study, output_dir)
+    return StudyReport(_finish(study, config, output_dir, device), trials)
 
 
-def _optimize(study, objective: Objective, trials: int, budget: Budget, output_dir: str) -> None:
-    """Run ``trials`` more trials, ``budget.jobs`` at once, within the objective's deadline.
+def _optimize(
+    study, objective: Objective, trials: int, budget: Budget, output_dir: str
+) -> list[dict]:
+    """Run ``trials`` more trials, ``budget.jobs`` at once, within the objective's deadline;
+    return every trial as ``trials.json`` holds it.
 
     Only the main thread takes signals: a trial there stops at its next batch on SIGINT or
     SIGTERM (as ``crftag train`` does), one in a worker thread at the end of its epoch; either
@@ -135,13 +148,14 @@ def _optimize(study, objective: Objective, trials: int, budget: Budget, output_d
             signal_number = interruption.exit_code - 128
         finally:
             torch.set_num_threads(threads)
-            write_trials(study, output_dir)
+            written = write_trials(study, output_dir)
     if signal_number is not None:
         raise TrainingInterrupted(
             signal_number,
             f"interrupted; the finished trials are kept in {output_dir}: run the same command "
             "to continue the study",
         )
+    return written
 
 
 def _open_study(optuna, config: Config, output_dir: str):
@@ -247,9 +261,8 @@ def write_trials(study, output_dir: str) -> list[dict]:
         if t.state.name != "WAITING"  # queued, not started: the time ran out before it
     ]
     path = os.path.join(output_dir, TRIALS_FILE)
-    with open(path + ".partial", "w", encoding="utf-8") as handle:
+    with atomic_output(path) as handle:
         json.dump(trials, handle, indent=1)
-    os.replace(path + ".partial", path)
     return trials
 
 
@@ -298,10 +311,9 @@ def write_best_config(config: Config, path: str) -> None:
     absolute (as loading made them), so the file works from any directory."""
     raw = config.to_dict()
     del raw["tune"]
-    with open(path + ".partial", "w", encoding="utf-8") as handle:
+    with atomic_output(path) as handle:
         handle.write("# The best trial of crftag tune: train it with crftag train best.yaml\n")
         yaml.safe_dump(raw, handle, sort_keys=False)
-    os.replace(path + ".partial", path)
 
 
 def _read_json(path: str) -> dict:

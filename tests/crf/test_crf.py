@@ -21,24 +21,12 @@ def float64():
 
 
 @pytest.fixture(params=["compiled", "numpy", "torch", "scan"])
-def recursion_steps(request, monkeypatch):
+def recursion_steps(request, choose_kernel):
     """Run a test with the compiled forward-backward (crftag/crf/_compiled.c; skipped where it was
     not built), with the scaled recursions' NumPy steps (CPU without it), with their torch
     steps (the ones any other device takes) and with the parallel scan (long sentences on a
     GPU)."""
-    from crftag.crf import kernels as crf_kernels
-    from crftag.crf import scan
-
-    if request.param == "scan":
-        monkeypatch.setattr(scan, "preferred", lambda emissions, decoding=False: True)
-        return request.param
-    if request.param == "compiled":
-        request.getfixturevalue("compiled_kernels")
-        return request.param
-    monkeypatch.setattr(crf_kernels, "_compiled", None)
-    if request.param == "torch":
-        monkeypatch.setattr(crf_kernels, "_steps_for", lambda tensor: crf_kernels._TorchSteps)
-    return request.param
+    return choose_kernel(request.param)
 
 
 def random_crf(num_tags, seed, allowed=None, allowed_start=None, allowed_end=None):
@@ -104,31 +92,13 @@ def test_score_equals_hand_computed_path_score(num_tags, seed):
         torch.testing.assert_close(scores[b], expected, atol=1e-10, rtol=0)
 
 
-def use_viterbi(implementation: str, monkeypatch, request) -> None:
-    """Make CPU decoding run one implementation: "compiled" (crftag/crf/_compiled.c, skipped
-    where it was not built), "numpy" (the fallback loop) or "torch" (the path other devices
-    take) or "scan" (the parallel scan, long sentences on a GPU)."""
-    from crftag.crf import kernels as crf_kernels
-    from crftag.crf import scan
-    from crftag.crf import viterbi as crf_viterbi
-
-    if implementation == "scan":
-        monkeypatch.setattr(crf_kernels, "_compiled", None)
-        monkeypatch.setattr(scan, "preferred", lambda emissions, decoding=False: True)
-        monkeypatch.setattr(crf_viterbi, "_viterbi_numpy", scan.viterbi)
-        return
-    if implementation == "compiled":
-        request.getfixturevalue("compiled_kernels")
-        return
-    monkeypatch.setattr(crf_kernels, "_compiled", None)
-    if implementation == "torch":
-        monkeypatch.setattr(crf_viterbi, "_viterbi_numpy", crf_viterbi.viterbi_torch)
-
-
 @pytest.mark.parametrize("implementation", ["compiled", "numpy", "torch", "scan"])
 @pytest.mark.parametrize("num_tags,seed", CASES)
-def test_viterbi_equals_brute_force(num_tags, seed, implementation, monkeypatch, request):
-    use_viterbi(implementation, monkeypatch, request)
+def test_viterbi_equals_brute_force(num_tags, seed, implementation, choose_kernel):
+    """Every decoder: compiled (crftag/crf/_compiled.c, skipped where it was not built), the
+    NumPy loop, torch's (the path other devices take), and the parallel scan (long sentences
+    on a GPU)."""
+    choose_kernel(implementation)
     crf = random_crf(num_tags, seed)
     emissions, mask, lengths = random_batch(4, 5, num_tags, seed)
     tags, scores = crf.decode(emissions, mask)
@@ -216,23 +186,20 @@ def test_compiled_viterbi_is_bit_identical_to_the_numpy_loop(dtype, compiled_ker
         assert scores.dtype == dtype
 
 
-def log_partition_and_gradients(emissions, mask, moves, compiled, monkeypatch):
+def log_partition_and_gradients(emissions, mask, moves, compiled):
     """log Z and the gradients of a weighted sum of it, by the compiled kernel or by the
     NumPy-stepped recursions."""
     from crftag.crf import kernels as crf_kernels
+    from crftag.crf.choice import use_kernel
 
-    with monkeypatch.context() as patch:
-        if not compiled:
-            patch.setattr(crf_kernels, "_compiled", None)
+    with use_kernel("compiled" if compiled else "numpy"):
         leaves = [tensor.clone().requires_grad_(True) for tensor in (emissions, *moves)]
         log_z = crf_kernels.log_partition(leaves[0], mask, *leaves[1:])
         (log_z * torch.linspace(0.5, 1.5, log_z.numel())).sum().backward()
     return [log_z.detach()] + [leaf.grad for leaf in leaves]
 
 
-def test_compiled_forward_backward_agrees_with_the_recursions_in_float32(
-    monkeypatch, compiled_kernels
-):
+def test_compiled_forward_backward_agrees_with_the_recursions_in_float32(compiled_kernels):
     """The float32 kernel against the NumPy-stepped recursions (the brute-force tests cover
     float64): same log Z and gradients to rounding, with forbidden moves and inf padding."""
 
@@ -244,8 +211,8 @@ def test_compiled_forward_backward_agrees_with_the_recursions_in_float32(
             moves[0][torch.rand(num_tags, num_tags, generator=generator) < 0.3] = float("-inf")
             moves[0][:, 0] = 0.0  # every sentence keeps a path
             emissions = emissions.masked_fill(~mask.unsqueeze(2), float("inf"))
-        compiled = log_partition_and_gradients(emissions, mask, moves, True, monkeypatch)
-        expected = log_partition_and_gradients(emissions, mask, moves, False, monkeypatch)
+        compiled = log_partition_and_gradients(emissions, mask, moves, True)
+        expected = log_partition_and_gradients(emissions, mask, moves, False)
         allowed = torch.isfinite(moves[0])
         compiled[1], expected[1] = compiled[1][mask], expected[1][mask]  # padding: 0 vs nothing
         compiled[2], expected[2] = compiled[2][allowed], expected[2][allowed]

@@ -18,18 +18,10 @@ def float64():
 
 
 @pytest.fixture(params=["default", "numpy", "torch", "scan"])
-def recursion_steps(request, monkeypatch):
+def recursion_steps(request, choose_kernel):
     """The forward-backward of the install (compiled where built), NumPy's and torch's steps,
     and the parallel scan."""
-    from crftag.crf import kernels, scan
-
-    if request.param == "scan":
-        monkeypatch.setattr(scan, "preferred", lambda emissions, decoding=False: True)
-    elif request.param != "default":
-        monkeypatch.setattr(kernels, "_compiled", None)
-    if request.param == "torch":
-        monkeypatch.setattr(kernels, "_steps_for", lambda tensor: kernels._TorchSteps)
-    return request.param
+    return choose_kernel(request.param)
 
 
 def random_crf(num_tags, seed, constrained):

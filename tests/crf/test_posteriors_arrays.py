@@ -2,14 +2,12 @@
 against the torch CRF it stands in for, on the compiled kernel and on the NumPy fallback."""
 
 import itertools
-import os
 import warnings
 
 import numpy as np
 import pytest
 import torch
 
-from crftag.crf import posteriors
 from crftag.crf.crf import CRF
 from crftag.crf.posteriors import (
     log_alphas_arrays,
@@ -25,17 +23,10 @@ IOB2_LABELS = ["O", "B-A", "I-A", "B-B", "I-B"]
 
 
 @pytest.fixture(params=["compiled", "numpy"])
-def forward_backward(request, monkeypatch):
+def forward_backward(request, choose_kernel):
     """Run a test with the compiled forward-backward (skipped where it was not built, unless
     CRFTAG_REQUIRE_COMPILED is set) and with the NumPy fallback."""
-    if request.param == "compiled":
-        if posteriors._compiled is None:
-            if os.environ.get("CRFTAG_REQUIRE_COMPILED"):
-                pytest.fail("CRFTAG_REQUIRE_COMPILED is set but crftag._compiled was not built")
-            pytest.skip("the compiled kernels were not built in this install")
-    else:
-        monkeypatch.setattr(posteriors, "_compiled", None)
-    return request.param
+    return choose_kernel(request.param)
 
 
 def tiny_model(num_tags, seed):

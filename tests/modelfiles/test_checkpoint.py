@@ -7,12 +7,12 @@ import pytest
 import torch
 
 from crftag.errors import CrftagError
-from crftag.modelfiles.checkpoint import load_model, write_atomically
+from crftag.modelfiles.checkpoint import load_model, write_checkpoint
 
 
 def test_atomic_write_keeps_the_old_file_when_a_write_fails(tmp_path, monkeypatch):
     path = tmp_path / "model.pt"
-    write_atomically(str(path), {"format": "old"})
+    write_checkpoint(str(path), {"format": "old"})
 
     def failing_save(payload, stream):
         stream.write(b"half a checkpoint")
@@ -20,7 +20,7 @@ def test_atomic_write_keeps_the_old_file_when_a_write_fails(tmp_path, monkeypatc
 
     monkeypatch.setattr(torch, "save", failing_save)
     with pytest.raises(OSError):
-        write_atomically(str(path), {"format": "new"})
+        write_checkpoint(str(path), {"format": "new"})
     monkeypatch.undo()
     assert torch.load(path, weights_only=True) == {"format": "old"}
     assert os.listdir(tmp_path) == ["model.pt"]  # no temporary file left behind

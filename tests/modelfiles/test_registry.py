@@ -10,8 +10,8 @@ from crftag.modelfiles import registry
 from crftag.modelfiles.checkpoint import load_model
 from crftag.modelfiles.registry import MODELS_DIR, resolve_model_path
 
-HAVE_NER = os.path.exists(os.path.join(MODELS_DIR, "en-ner.pt"))
-HAVE_POS = os.path.exists(os.path.join(MODELS_DIR, "en-pos.pt"))
+HAVE_NER = os.path.exists(os.path.join(MODELS_DIR, "en-ner.npz"))
+HAVE_POS = os.path.exists(os.path.join(MODELS_DIR, "en-pos.npz"))
 
 
 @pytest.mark.skipif(not HAVE_NER, reason="en-ner not built (make models)")

@@ -12,7 +12,8 @@ import torch
 from crftag.data.vocab import Vocabularies, Vocabulary
 from crftag.errors import CrftagError
 from crftag.inference.array_tagger import ArrayTagger
-from crftag.modelfiles.checkpoint import build_model, export_arrays, load_model
+from crftag.modelfiles.checkpoint import export_arrays, load_model
+from crftag.nn.taggers import build_model
 from crftag.runtime.archive_schema import expected_arrays
 
 METADATA = "__metadata__"

@@ -76,7 +76,7 @@ from torch.nn.parallel import DistributedDataParallel
 sys.path[:0] = ["tests", "tests/training"]
 from conftest import SAMPLE_CONFIG, _tiny_settings
 from test_loop import _tiny_training_set
-from crftag.modelfiles.checkpoint import build_model
+from crftag.nn.taggers import build_model
 from crftag.config.sections import load_config
 from crftag.data.batching import build_batch
 from crftag.nn.encoders import use_fast_training

@@ -59,7 +59,7 @@ def _tiny_training_set(config):
 
 
 def _tiny_model_and_batch(config):
-    from crftag.modelfiles.checkpoint import build_model
+    from crftag.nn.taggers import build_model
 
     training = _tiny_training_set(config)
     torch.manual_seed(0)

@@ -88,17 +88,30 @@ def contents(directory):
 # One run at a time, and never over an earlier one unless told.
 
 
-def test_a_second_run_or_resume_in_a_directory_in_use_fails_at_once(tmp_path, invoke, tiny_args):
+def test_a_second_run_or_resume_in_a_directory_in_use_fails_at_once(
+    tmp_path, invoke, tiny_args, monkeypatch
+):
+    """Refused without waiting: each asks for the lock with LOCK_NB, never blocking on it."""
+    from crftag.training import rundir
+
     directory = tmp_path / "run"
     options = tiny_args(**{**SETTINGS, "train__epochs": 50})
     first = crftag("train", "configs/sample.yaml", "-o", str(directory), *options)
+    asked = []
+    flock = rundir.fcntl.flock
+
+    def recording(descriptor, operation):
+        asked.append(operation)
+        return flock(descriptor, operation)
+
     try:
         wait_for_epoch(first)  # resume.pt exists from here on
-        started = time.time()
+        monkeypatch.setattr(rundir.fcntl, "flock", recording)
         again = ["train", "configs/sample.yaml", "-o", str(directory), "--overwrite", *options]
         one_error(invoke(again), f"{directory}: {LOCK_MESSAGE}")
         one_error(invoke(["train", "--resume", str(directory)]), f"{directory}: {LOCK_MESSAGE}")
-        assert time.time() - started < 30
+        monkeypatch.undo()
+        assert asked == [rundir.fcntl.LOCK_EX | rundir.fcntl.LOCK_NB] * 2
     finally:
         first.send_signal(signal.SIGTERM)
         assert first.wait(timeout=120) == 143
@@ -423,6 +436,27 @@ def _free_port():
 HINT = "start crftag train under torchrun (docs/distributed.md), or unset WORLD_SIZE"
 
 
+def _recorded_waits(monkeypatch) -> list[float]:
+    """The seconds each rendezvous step is given: rank 0's to torch's rendezvous, the others'
+    to wait for the store to answer."""
+    from crftag.training import distributed
+
+    waited: list[float] = []
+    wait_for_store, rendezvous = distributed._wait_for_store, distributed.dist.rendezvous
+
+    def waiting(address, port, deadline, message):
+        waited.append(deadline - time.monotonic())
+        return wait_for_store(address, port, deadline, message)
+
+    def meeting(url, timeout, **options):
+        waited.append(timeout.total_seconds())
+        return rendezvous(url, timeout=timeout, **options)
+
+    monkeypatch.setattr(distributed, "_wait_for_store", waiting)
+    monkeypatch.setattr(distributed.dist, "rendezvous", meeting)
+    return waited
+
+
 def test_world_size_without_the_rest_of_torchrun_is_refused(
     tmp_path, invoke, monkeypatch, tiny_args
 ):
@@ -457,8 +491,8 @@ def test_a_rendezvous_without_peers_times_out(
     }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("TORCHELASTIC_USE_AGENT_STORE", raising=False)
-    started = time.time()
+    waited = _recorded_waits(monkeypatch)
     args = ["train", "configs/sample.yaml", "-o", str(tmp_path / "run"), *tiny_args()]
     result = invoke(args)
-    assert time.time() - started < 30
+    assert waited and all(0 < seconds <= 2.0 for seconds in waited)  # CRFTAG_JOIN_TIMEOUT's
     one_error(result, f"MASTER_ADDR=127.0.0.1 MASTER_PORT={port}: {problem}; {HINT}")

@@ -4,7 +4,7 @@ and one-line errors."""
 import json
 import os
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "annotations")
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "annotations")
 
 
 def test_convert_writes_jsonl_to_stdout_and_iob2_to_a_file(invoke, tmp_path):

@@ -65,3 +65,17 @@ def test_an_unknown_command_is_a_one_line_error(invoke):
     result = invoke(["trian"])
     assert result.status == 2
     assert result.stderr.strip().startswith("crftag: error: No such command 'trian'")
+
+
+def test_loading_a_checkpoint_leaves_torchs_compiler_unloaded():
+    # Building a network on the meta device imported torch._dynamo: 1.7 s of a cold start.
+    program = (
+        "import sys\n"
+        "from crftag.modelfiles.checkpoint import load_model\n"
+        "load_model('crftag/models/en-ner.pt')\n"
+        "print('torch._dynamo' in sys.modules)\n"
+    )
+    finished = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=300
+    )
+    assert finished.stdout.split() == ["False"], finished.stderr

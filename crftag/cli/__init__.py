@@ -101,19 +101,19 @@ def load_command(name: str) -> TyperCommand:
 
 class LazyCommands(TyperGroup):
     """The commands, each built on first use: a command about to run (or show its help) is
-    loaded in full; the list in ``crftag --help`` shows each one's name and summary alone."""
+    loaded in full; until then it stands as its name and summary, which is all the list in
+    ``crftag --help`` (and a typo's suggestion) needs."""
 
-    def list_commands(self, ctx) -> list[str]:
-        return list(COMMANDS)
-
-    def get_command(self, ctx, cmd_name: str):
-        if cmd_name not in COMMANDS:
-            return None
-        return self.commands.get(cmd_name) or TyperCommand(cmd_name, help=COMMANDS[cmd_name][2])
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for name, (_, _, summary) in COMMANDS.items():
+            self.commands[name] = TyperCommand(name, help=summary)
+        self.loaded: set[str] = set()
 
     def resolve_command(self, ctx, args):
-        if args and args[0] in COMMANDS and args[0] not in self.commands:
+        if args and args[0] in COMMANDS and args[0] not in self.loaded:
             self.commands[args[0]] = load_command(args[0])
+            self.loaded.add(args[0])
         return super().resolve_command(ctx, args)
 
 

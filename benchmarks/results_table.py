@@ -364,6 +364,12 @@ def _start_up_rows(start_up: dict | None) -> list[str]:
         f"{start_up['bare_typer_help_s']:.2f} s | "
         f"{start_up['help_ratio']:.2f}x (<= {start_up['help_target_ratio']}) |"
     )
+    if "one_sentence_exported_s" in start_up:
+        rows.append(
+            f"| one sentence through `crftag predict -m en-ner` (NumPy export) | "
+            f"{start_up['one_sentence_exported_s']:.2f} s | | "
+            f"(<= {start_up['one_sentence_exported_target_s']} s) |"
+        )
     rows.append(
         f"| one sentence through `crftag predict` | {start_up['one_sentence_s']:.2f} s | "
         f'`python -c "import torch"` {start_up["import_torch_s"]:.2f} s | '

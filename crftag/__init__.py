@@ -7,13 +7,10 @@
 Importing the package is cheap: nothing here imports torch (``Tagger``, ``Prediction`` and
 ``load_tagger`` are loaded on first use), so ``crftag --help`` starts fast. ``load_tagger``
 picks the tagger as ``-m`` does: an exported model (``.npz``) or a bundled name runs on NumPy
-and never imports torch; a checkpoint runs on torch.
+and never imports torch; a checkpoint runs on torch. Importing it changes nothing in the
+program's environment (``os.environ``): the ``crftag`` command sets how its own process shares
+the cores (crftag/runtime/cores.py), a program that imports the library keeps its own settings.
 """
-
-from crftag.runtime.cores import share_cores
-
-# Before anything imports torch: OpenMP reads its wait policy once, when torch loads it.
-share_cores()
 
 __version__ = "0.1.0"
 __all__ = ["Prediction", "Tagger", "__version__", "load_tagger"]

@@ -1,16 +1,21 @@
 """The ``crftag`` command: thin Typer commands over the library's functions.
 
-Nothing here imports torch at module level, so ``crftag --help`` starts fast; each command imports
-what it needs when it runs. stdout carries data only; messages and progress go to stderr. A user
-mistake is one line ``crftag: error: ...`` and exit status 2.
+Each command's module (``crftag/cli/training.py``, ...) is imported only when that command runs
+or its help is asked for, so ``crftag --help`` reads none of them and ``crftag predict`` only
+its own; nothing here imports torch, and each command imports what it needs when it runs. The
+command sets how the process shares the cores (:func:`main`). stdout carries data only;
+messages and progress go to stderr. A user mistake is one line ``crftag: error: ...`` and exit
+status 2.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Annotated
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 try:  # recent Typer ships its own copy of click; its exceptions are the ones raised
     from typer._click import exceptions as click_exceptions
@@ -18,25 +23,103 @@ except ImportError:  # older Typer runs on click itself
     from click import exceptions as click_exceptions
 
 from crftag import __version__
-from crftag.cli.files import convert, export
-from crftag.cli.options import Probabilities
-from crftag.cli.plotting import plot
-from crftag.cli.scoring import evaluate
-from crftag.cli.selecting import select
-from crftag.cli.serving import serve
 from crftag.cli.streams import (
     OUTPUT_ERRNOS,
     prepare_streams,
     quiet_on_closed_pipe,
     silence_stdout,
 )
-from crftag.cli.tagging import merge, predict
-from crftag.cli.training import train
-from crftag.cli.tuning import tune
 from crftag.errors import CrftagError, TrainingInterrupted
+from crftag.runtime.cores import share_cores
+
+# Each command: its module, its function, and its one-line summary for ``crftag --help`` (the
+# first paragraph of the function's docstring; tests/test_cli_startup.py holds them equal).
+COMMANDS = {
+    "train": (
+        "crftag.cli.training",
+        "train",
+        "Train a BiLSTM-CRF from CONFIG and save it in the run directory.",
+    ),
+    "eval": (
+        "crftag.cli.scoring",
+        "evaluate",
+        "Score a model on labelled files: entity P/R/F1 (seqeval) and token accuracy.",
+    ),
+    "predict": (
+        "crftag.cli.tagging",
+        "predict",
+        "Tag sentences from files or stdin; one record per input sentence, in order, on stdout.",
+    ),
+    "merge": (
+        "crftag.cli.tagging",
+        "merge",
+        "Merge the outputs of `crftag predict --shard I/N` back into input order.",
+    ),
+    "export": (
+        "crftag.cli.files",
+        "export",
+        "Copy a trained model into one file: a checkpoint, or an array archive for the NumPy "
+        "runtime.",
+    ),
+    "convert": (
+        "crftag.cli.files",
+        "convert",
+        "Convert labelled data between CoNLL (IOB1, IOB2, BIOES), CoNLL-U, span JSONL and brat.",
+    ),
+    "serve": (
+        "crftag.cli.serving",
+        "serve",
+        "Serve models over HTTP: POST /predict, GET /health, /models, /metrics (docs/serve.md).",
+    ),
+    "plot": (
+        "crftag.cli.plotting",
+        "plot",
+        "Draw the dev score and the training loss per epoch of one or several runs, or the "
+        "optimisation history of a crftag tune study directory.",
+    ),
+    "tune": (
+        "crftag.cli.tuning",
+        "tune",
+        "Search the hyper-parameters of CONFIG on its dev set with Optuna.",
+    ),
+    "select": (
+        "crftag.cli.selecting",
+        "select",
+        "Select the N sentences the model is least sure of, pre-annotated with its spans.",
+    ),
+}
+
+
+def load_command(name: str) -> TyperCommand:
+    """The click command of ``crftag NAME``, its module imported and its options built."""
+    module, function, _ = COMMANDS[name]
+    single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    callback = getattr(importlib.import_module(module), function)
+    single.command(name)(quiet_on_closed_pipe(callback))
+    return typer.main.get_command(single)
+
+
+class LazyCommands(TyperGroup):
+    """The commands, each built on first use: a command about to run (or show its help) is
+    loaded in full; until then it stands as its name and summary, which is all the list in
+    ``crftag --help`` (and a typo's suggestion) needs."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for name, (_, _, summary) in COMMANDS.items():
+            self.commands[name] = TyperCommand(name, help=summary)
+        self.loaded: set[str] = set()
+
+    def resolve_command(self, ctx, args):
+        if args and args[0] in COMMANDS and args[0] not in self.loaded:
+            self.commands[args[0]] = load_command(args[0])
+            self.loaded.add(args[0])
+        return super().resolve_command(ctx, args)
+
 
 app = typer.Typer(
     name="crftag",
+    cls=LazyCommands,
     help="Sequence labelling (NER, POS) with a BiLSTM-CRF: train, eval, predict.",
     add_completion=False,
     no_args_is_help=True,
@@ -57,21 +140,6 @@ def main_options(
     ] = False,
 ) -> None:
     """Sequence labelling (NER, POS) with a BiLSTM-CRF: train, eval, predict."""
-
-
-for name, command in (
-    ("train", train),
-    ("eval", evaluate),
-    ("predict", predict),
-    ("merge", merge),
-    ("export", export),
-    ("convert", convert),
-    ("serve", serve),
-    ("plot", plot),
-    ("tune", tune),
-    ("select", select),
-):
-    app.command(name)(quiet_on_closed_pipe(command))
 
 
 def run(args: list[str] | None = None) -> int:
@@ -130,11 +198,17 @@ def _optional_values(args: list[str]) -> list[str]:
         if arg == "--":
             return expanded + args[position:]
         expanded.append(arg)
+        if arg != "--probs":
+            continue
+        from crftag.cli.options import Probabilities  # the predict command's, loaded with it
+
         following = args[position + 1] if position + 1 < len(args) else None
-        if arg == "--probs" and following not in [choice.value for choice in Probabilities]:
+        if following not in [choice.value for choice in Probabilities]:
             expanded.append(Probabilities.tag.value)
     return expanded
 
 
 def main() -> None:
+    """The ``crftag`` command (and ``python -m crftag``): share the cores fairly, then run."""
+    share_cores()
     sys.exit(run())

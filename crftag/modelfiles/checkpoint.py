@@ -210,10 +210,11 @@ def loaded_from_payload(state: dict, source: str) -> LoadedModel:
     check_payload(state, source)
     config = Config.from_dict(state["config"], source=source)  # the network's sizes bounded
     vocabularies = Vocabularies.from_state(state["vocabularies"])
-    with torch.device("meta"):  # the described network's shapes, nothing allocated
-        skeleton = build_model(config, vocabularies, "none")  # constraints change no shape
-    check_weights(state["state_dict"], skeleton.state_dict(), source)
+    # Built on the CPU, within the sizes checked above, then checked against the weights: a
+    # skeleton on the meta device would cost more than the model, since its initialisers
+    # import torch's compiler stack (about 1.7 s of start-up).
     model = build_model(config, vocabularies, state["train_scheme"])
+    check_weights(state["state_dict"], model.state_dict(), source)
     model.load_state_dict(state["state_dict"])  # float16 weights are widened as they are copied
     return LoadedModel(
         model=model,

@@ -13,16 +13,20 @@ loop. The arithmetic is ``nn.LSTM``'s (gate order i, f, g, o; both biases), so i
 used as they are and results agree up to the order of float summation.
 
 Where the optional C extension built (``crftag/runtime/_lstm.c``, see setup.py), the two time loops
-run there instead, one direction per thread where torch has two (from OpenMP's pool, torch's
-own), over positions packed row after row; everything around the loops is the same few large
-products. The torch loops below remain for float16, other devices, and where no compiler was
-found.
+run there instead, over positions packed row after row; everything around the loops is the same
+few large products. The two directions run on two threads of OpenMP's pool (torch's own) where
+torch has two, or within :func:`loop_threads` (a training step, crftag/training/step.py) as many
+as it says, whatever torch has. The torch loops below remain for float16, other devices, and
+where no compiler was found.
 
 Shapes: B rows, T steps, D input features, H hidden units per direction, 2 directions, N real
 positions (the sum of the lengths).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import torch
 
@@ -31,7 +35,9 @@ try:  # the compiled time loops (crftag/runtime/_lstm.c), built by setup.py wher
 except ImportError:  # pragma: no cover - exercised only where the extension did not build
     _lstm = None
 
-__all__ = ["bilstm_layer", "compiled_loops_available"]
+__all__ = ["bilstm_layer", "loop_threads"]
+
+_loop_threads = 0  # within loop_threads: the compiled loops' thread count; else torch's
 
 
 def bilstm_layer(
@@ -49,9 +55,22 @@ def bilstm_layer(
     return _BiLSTMLayer.apply(inputs, lengths, weights_ih, weights_hh, biases)
 
 
-def compiled_loops_available() -> bool:
-    """Whether the CPU runs the compiled time loops (crftag/runtime/_lstm.c), not torch's."""
-    return _lstm is not None
+@contextmanager
+def loop_threads(count: int) -> Iterator[None]:
+    """Within: the compiled loops run their two directions on ``count`` threads (1 or 2) of
+    OpenMP's pool, whatever torch's own thread count is. The thread count changes no number
+    (crftag/runtime/_lstm.c)."""
+    global _loop_threads
+    outer, _loop_threads = _loop_threads, max(1, min(count, 2))
+    try:
+        yield
+    finally:
+        _loop_threads = outer
+
+
+def _threads() -> int:
+    """How many threads the compiled loops take."""
+    return _loop_threads or torch.get_num_threads()
 
 
 def _runs_compiled(*tensors: torch.Tensor) -> bool:
@@ -89,7 +108,7 @@ class _CompiledBiLSTMLayer(torch.autograd.Function):
             weights_hh_t.numpy(),
             batch_size,
             hidden,
-            torch.get_num_threads(),
+            _threads(),
         )
         ctx.save_for_backward(packed, weights_ih, weights_hh, gates, cells, states)
         ctx.layout = (lengths, real, (batch_size, steps, width))
@@ -117,7 +136,7 @@ class _CompiledBiLSTMLayer(torch.autograd.Function):
             previous.numpy(),
             batch_size,
             hidden,
-            torch.get_num_threads(),
+            _threads(),
         )
         # The weight gradients: sums over every position, as a few large products.
         by_direction = grad_gates.view(positions, 2, 4 * hidden).transpose(0, 1)  # (2, N, 4H)

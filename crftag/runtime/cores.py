@@ -11,9 +11,16 @@ With ``OMP_WAIT_POLICY=PASSIVE`` an idle thread sleeps at once and the cores go 
 work.
 
 libgomp reads its settings once, when it is loaded, which is when torch is first imported; so
-:func:`share_cores` runs when the package is imported, before anything of crftag imports torch.
-A program that imported torch before crftag keeps the policy it started with. A value the user
-set (``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT``) is kept.
+the ``crftag`` command calls :func:`share_cores` first (``main`` in crftag/cli/__init__.py),
+before any command imports torch, and the processes it starts inherit the setting. Importing the
+library sets nothing: a program that uses crftag keeps its own environment (it may set
+``OMP_WAIT_POLICY=PASSIVE`` itself). A value the user set (``OMP_WAIT_POLICY`` or
+``GOMP_SPINCOUNT``) is kept.
+
+A sleeping thread costs a wake-up at each parallel region, which a training step of torch's
+small operations on two threads met hundreds of times; so a training step runs torch on the
+calling thread and only the BiLSTM loops use the pool's second thread, four regions a step
+(crftag/training/step.py).
 
 NumPy's BLAS pool spins too, but crftag holds it to one thread while a tagger runs
 (crftag/runtime/threads.py), and the NumPy runtime's loops start their second thread per call,

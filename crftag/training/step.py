@@ -7,6 +7,8 @@ batches come from :func:`epoch_batches` and :func:`training_batch`.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import torch
 
@@ -14,6 +16,7 @@ from crftag.config.sections import TrainConfig
 from crftag.data.batching import Batch, build_batch
 from crftag.data.indices import bucketed_batches, document_batches
 from crftag.data.vocab import UNKNOWN_INDEX
+from crftag.nn.fused_lstm import loop_threads
 from crftag.training.corpus import TrainingSet
 
 __all__ = ["drop_singletons", "epoch_batches", "train_step", "training_batch"]
@@ -30,13 +33,35 @@ def train_step(
     DistributedDataParallel wrapper whose ``forward`` is the loss. Returns the loss, a 0-d
     detached tensor (summed or averaged over the batch's sentences, per
     ``train.loss_reduction``), left on its device so the step waits for nothing."""
-    loss = network(batch, reduction=settings.loss_reduction, amp=settings.amp)
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    if settings.clip_grad_norm:
-        torch.nn.utils.clip_grad_norm_(network.parameters(), settings.clip_grad_norm)
-    optimizer.step()
+    with _step_threads(batch.words.device):
+        loss = network(batch, reduction=settings.loss_reduction, amp=settings.amp)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if settings.clip_grad_norm:
+            torch.nn.utils.clip_grad_norm_(network.parameters(), settings.clip_grad_norm)
+        optimizer.step()
     return loss.detach()
+
+
+@contextmanager
+def _step_threads(device: torch.device) -> Iterator[None]:
+    """On the CPU, a step's torch operations run on the calling thread, and the compiled
+    BiLSTM loops alone take a second thread of OpenMP's pool (as many as torch had, at most
+    two): four parallel regions a step instead of hundreds. A step's operations are on a batch
+    of a few hundred words, each too small to gain much from a second thread; as parallel
+    regions, the pool's waiting thread either spins for a core between them (unfair to other
+    processes, docs/cpus.md) or sleeps and is woken for each (a third of the step's speed on
+    some CPUs). Torch's thread count is restored after the step."""
+    if device.type != "cpu":
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with loop_threads(threads):
+            yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def epoch_batches(

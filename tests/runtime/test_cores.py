@@ -1,13 +1,16 @@
 """How a crftag process shares the cores (crftag/runtime/cores.py): the OpenMP wait policy and
 thread counts in effect in a training and a tagging process, read from OpenMP itself
-(OMP_DISPLAY_ENV prints its settings when it loads), and a user's own settings kept."""
+(OMP_DISPLAY_ENV prints its settings when it loads), a user's own settings kept, and a program
+that imports the library left with its own environment."""
 
+import json
 import os
 import subprocess
 import sys
 
 import pytest
 
+import crftag
 from crftag.runtime import cores
 from tests.conftest import SAMPLE_CONFIG, TINY
 
@@ -89,3 +92,40 @@ def test_share_cores_sets_nothing_once_torch_is_loaded(monkeypatch):
     monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
     cores.share_cores()
     assert "OMP_WAIT_POLICY" not in os.environ
+
+
+@pytest.mark.parametrize("modules", [["crftag"], ["crftag", "crftag.cli", "crftag.nn.fused_lstm"]])
+def test_importing_the_library_leaves_the_environment_as_it_was(modules):
+    # Only the command sets the policy, for its own process: a host program keeps its own.
+    imports = "; ".join(f"import {name}" for name in modules)
+    program = (
+        "import json, os\n"
+        "before = dict(os.environ)\n"
+        f"{imports}\n"
+        "print(json.dumps([before, dict(os.environ)]))\n"
+    )
+    clean = {k: v for k, v in os.environ.items() if k not in OPENMP_SETTINGS}
+    finished = subprocess.run(
+        [sys.executable, "-c", program], env=clean, capture_output=True, text=True, timeout=120
+    )
+    before, after = json.loads(finished.stdout)
+    assert after == before
+    assert "OMP_WAIT_POLICY" not in after
+
+
+def test_the_command_sets_the_policy_for_the_processes_it_starts():
+    program = "import os; print(os.environ.get('OMP_WAIT_POLICY'))"
+    clean = {k: v for k, v in os.environ.items() if k not in OPENMP_SETTINGS}
+    wrapper = (
+        "import subprocess, sys\n"
+        "from crftag.cli import main\n"
+        "sys.argv = ['crftag', '--version']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        f"    subprocess.run([sys.executable, '-c', {program!r}])\n"
+    )
+    finished = subprocess.run(
+        [sys.executable, "-c", wrapper], env=clean, capture_output=True, text=True, timeout=120
+    )
+    assert finished.stdout.split() == ["crftag", crftag.__version__, "PASSIVE"]

@@ -1,0 +1,194 @@
+"""The figures README.md and docs/ quote from benchmarks/results/*.json are the JSON's: each
+quotation below is rendered from the result it comes from and must appear, as rendered, in the
+document. A re-run benchmark that moves a figure fails here until the document is updated."""
+
+import json
+import os
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RESULTS = os.path.join(ROOT, "benchmarks", "results")
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f}"
+
+
+def per_cent(fraction: float) -> str:
+    return f"{fraction * 100:.2f}"
+
+
+def _seeds(summary: dict) -> str:
+    """'90.82 ± 0.14 (90.96, 90.81, 90.67; dev 95.12 ± 0.10)' from accuracy.json's entry."""
+    tests = ", ".join(per_cent(seed["test"]) for seed in summary["seeds"])
+    return (
+        f"{per_cent(summary['test']['mean'])} ± {per_cent(summary['test']['std'])}** ({tests}; "
+        f"dev {per_cent(summary['dev']['mean'])} ± {per_cent(summary['dev']['std'])})"
+    )
+
+
+def _crf_row(speed: dict, kernel: str) -> str:
+    """'0.70 / 0.80 / 2.66 ms | pytorch-crf 6.05 / 7.40 / 21.95 ms: 8.73x / 9.26x / 8.26x'."""
+    rows = [shape[kernel] for shape in speed["crf_kernels"]]
+    own = " / ".join(ms(row["crftag_s"]) for row in rows)
+    reference = " / ".join(ms(row["pytorch_crf_s"]) for row in rows)
+    speedups = " / ".join(f"{row['speedup']:.2f}x" for row in rows)
+    return f"{own} ms | pytorch-crf {reference} ms: {speedups}"
+
+
+def _training_steps(speed: dict) -> str:
+    plain, fast = speed["training_step"], speed["training_step_fast"]
+    return (
+        f"{plain['tokens_per_s']:,.0f} tokens/s; **{fast['tokens_per_s']:,.0f}** with "
+        f"`train.fast_encoder: true` ({fast['tokens_per_s'] / plain['tokens_per_s']:.2f}x"
+    )
+
+
+def _encoder_floors(speed: dict) -> str:
+    plain, fast = speed["training_step"], speed["training_step_fast"]
+    return (
+        f"{plain['encoder_floor_tokens_per_s']:,.0f} and {fast['encoder_floor_tokens_per_s']:,.0f}"
+        f" tokens/s (step/encoder {plain['ratio']:.2f}x and {fast['ratio']:.2f}x)"
+    )
+
+
+def _predict(speed: dict) -> str:
+    predict = speed["predict"]
+    return (
+        f"**{predict['excluding_start_up_tokens_per_s']:,.0f} tokens/s** (target "
+        f"{predict['target_tokens_per_s']:,}); end to end {predict['end_to_end_tokens_per_s']:,.0f}"
+        f" with {predict['start_up_s']:.2f} s start-up"
+    )
+
+
+def _exported_against_torch(speed: dict) -> str:
+    fp32 = speed["exported_runtime"]["throughput_eng_testb"]["exported_fp32"]
+    return (
+        f"`en-ner.pt` in the same run: {fp32['torch_fp32_tokens_per_s']:,.0f} tokens/s, the export "
+        f"{fp32['ratio_to_torch']:.2f}x that"
+    )
+
+
+def _one_sentence(speed: dict) -> str:
+    start = speed["exported_runtime"]["start_up"]
+    return (
+        f"{start['exported_fp32_s']:.2f} s (exported; torch checkpoint {start['torch_fp32_s']:.2f}"
+        f' s) | `python -c pass` {start["python_pass_s"]:.2f} s, `python -c "import torch"` '
+        f"{start['import_torch_s']:.2f} s"
+    )
+
+
+def _readme_start_up(speed: dict) -> str:
+    start = speed["exported_runtime"]["start_up"]
+    return (
+        f"in {start['exported_fp32_s']:.2f} s from a cold start ({start['torch_fp32_s']:.2f} s for "
+        "a torch checkpoint)"
+    )
+
+
+COMMAND_NAMES = {  # contention.json's commands, as docs/results.md names them
+    "train": "train",
+    "predict, NumPy runtime": "predict, NumPy export",
+    "predict, torch checkpoint": "predict, torch checkpoint",
+    "eval": "eval",
+    "serve, 1000 requests": "serve (1,000 requests)",
+}
+
+
+def _contention_ratios(contention: dict) -> str:
+    parts = [
+        f"{COMMAND_NAMES[name]} {ratios['beside busy loop']:.2f}x / "
+        f"{ratios['beside crftag training']:.2f}x"
+        for name, ratios in contention["commands"].items()
+    ]
+    two = contention["two_trainings_at_once"]["slower_of_the_two"]
+    return "; ".join(parts) + f"; **two trainings at once {two:.2f}x**"
+
+
+def seconds(value: float) -> str:
+    """Three significant figures, as the contention tables give a command's time."""
+    return f"{value:.1f} s" if value >= 10 else f"{value:.2f} s"
+
+
+def _contention_table(contention: dict) -> list[str]:
+    """docs/cpus.md's table cells: each command's alone time and its two ratios."""
+    return [
+        f"| {seconds(ratios['alone_s'])} | {ratios['beside busy loop']:.2f}x | "
+        f"{ratios['beside crftag training']:.2f}x |"
+        for ratios in contention["commands"].values()
+    ]
+
+
+def _contention_reference(contention: dict) -> str:
+    alone = seconds(contention["commands"]["train"]["alone_s"])
+    return f"the same commands alone in the same run (train {alone})"
+
+
+def _sample_alone(contention: dict) -> str:
+    return f"about {contention['commands']['train']['alone_s']:.0f} s on 2 CPU cores"
+
+
+def _reference(reference: dict) -> str:
+    return (
+        f"{reference['crftag']['tokens_per_second']:,.0f} tokens/s | flair 0.15.1's BiLSTM-CRF: "
+        f"{reference['flair']['tokens_per_second']:,.0f} tokens/s ({reference['speedup']:.2f}x"
+    )
+
+
+def _features(accuracy: dict) -> str:
+    features = accuracy["results"]["configs/conll03_features.yaml"]
+    baseline = accuracy["crfsuite_baseline"]
+    return (
+        f"{per_cent(features['test']['mean'])} ({per_cent(features['dev']['mean'])}) | CRFsuite, "
+        f"same split: {per_cent(baseline['test'])} ({per_cent(baseline['dev'])})"
+    )
+
+
+# (document, result file, what it quotes): each quotation as the document writes it.
+QUOTATIONS = [
+    ("README.md", "accuracy", lambda r: _seeds(r["results"]["configs/conll03.yaml"])),
+    ("README.md", "accuracy", lambda r: _seeds(r["results"]["configs/ud_ewt_upos.yaml"])),
+    ("README.md", "speed", _readme_start_up),
+    ("README.md", "contention", _sample_alone),
+    ("docs/results.md", "accuracy", lambda r: _seeds(r["results"]["configs/conll03.yaml"])),
+    ("docs/results.md", "accuracy", lambda r: _seeds(r["results"]["configs/ud_ewt_upos.yaml"])),
+    ("docs/results.md", "accuracy", _features),
+    ("docs/results.md", "speed", lambda r: _crf_row(r, "nll_forward_backward")),
+    ("docs/results.md", "speed", lambda r: _crf_row(r, "viterbi_decode")),
+    ("docs/results.md", "speed", _training_steps),
+    ("docs/results.md", "speed", _encoder_floors),
+    ("docs/results.md", "speed", _predict),
+    ("docs/results.md", "speed", _exported_against_torch),
+    ("docs/results.md", "speed", _one_sentence),
+    ("docs/results.md", "reference_training", _reference),
+    ("docs/results.md", "contention", _contention_ratios),
+    ("docs/results.md", "contention", _contention_reference),
+]
+
+
+def _document(name: str) -> str:
+    """The document with its line breaks as spaces, so a quotation may span lines."""
+    with open(os.path.join(ROOT, name), encoding="utf-8") as handle:
+        return " ".join(handle.read().split())
+
+
+def _result(name: str) -> dict:
+    with open(os.path.join(RESULTS, f"{name}.json"), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+@pytest.mark.parametrize(
+    ("document", "result", "quote"),
+    QUOTATIONS,
+    ids=[f"{document}:{result}:{index}" for index, (document, result, _) in enumerate(QUOTATIONS)],
+)
+def test_the_document_quotes_the_result(document, result, quote):
+    expected = " ".join(quote(_result(result)).split())
+    assert expected in _document(document), f"{document} should say: {expected}"
+
+
+def test_the_contention_table_of_cpus_md_is_the_result():
+    text = _document("docs/cpus.md")
+    for cells in _contention_table(_result("contention")):
+        assert cells in text, f"docs/cpus.md should have a row ending: {cells}"

@@ -14,7 +14,7 @@ The commands, each a whole process as a user runs it:
 - train: ``crftag train configs/sample.yaml -q``;
 - predict, NumPy runtime: ``crftag predict -m en-ner`` on eng.testb's token lines (the bundled
   sample's sentences where ../shared/data is missing);
-- predict, torch checkpoint: the same with ``-m crftag/models/en-ner.pt``;
+- predict, torch checkpoint: the same with the bundled en-ner written as a torch checkpoint;
 - eval: ``crftag eval eng.testb -m en-ner``;
 - serve: ``crftag serve -m en-ner`` already running, answering a fixed number of
   ``POST /predict`` requests from four client threads (the time from the first to the last).
@@ -58,7 +58,6 @@ CRFTAG = [sys.executable, "-m", "crftag"]
 SAMPLE = os.path.join(ROOT, "configs", "sample.yaml")
 TESTB = os.path.join(ROOT, "..", "shared", "data", "conll2003", "eng.testb")
 SAMPLE_TEST = os.path.join(ROOT, "data", "ner_sample.test.conll")
-CHECKPOINT = os.path.join(ROOT, "crftag", "models", "en-ner.pt")
 CONLL03 = os.path.join(ROOT, "configs", "conll03.yaml")
 BUSY_LOOP = ["python3", "-c", "while True: pass"]
 TARGET_RATIO = 2.5
@@ -219,13 +218,22 @@ def workloads(directory: str, serve: ServeRequests) -> dict:
     tokens = os.path.join(directory, "tokens.txt")
     predict = [*CRFTAG, "predict", "--input-format", "tokens", tokens]
     trained = os.path.join(directory, "measured")
+    checkpoint = torch_checkpoint(directory)
     return {
         "train": lambda: run_wall([*CRFTAG, "train", SAMPLE, "-o", trained, "--overwrite", "-q"]),
         "predict, NumPy runtime": lambda: run_wall([*predict, "-m", "en-ner"]),
-        "predict, torch checkpoint": lambda: run_wall([*predict, "-m", CHECKPOINT]),
+        "predict, torch checkpoint": lambda: run_wall([*predict, "-m", checkpoint]),
         "eval": lambda: run_wall([*CRFTAG, "eval", labelled_file(), "-m", "en-ner"]),
         f"serve, {len(serve.bodies)} requests": serve,
     }
+
+
+def torch_checkpoint(directory: str) -> str:
+    """The bundled en-ner (one int8 export) written as a torch checkpoint in ``directory``: the
+    same weights on the torch path."""
+    checkpoint = os.path.join(directory, "en-ner.pt")
+    subprocess.run([*CRFTAG, "export", "en-ner", checkpoint], check=True)
+    return checkpoint
 
 
 def measure(rounds: int, requests: int) -> dict:

@@ -3,7 +3,7 @@ the EWT web genres (weblogs, e-mail, reviews, answers, newsgroups: the document 
 against CoNLL-2003's eng.train, with one model, in batches of 10 sentences in a seeded order,
 timed alternately.
 
-    python benchmarks/web_text.py [--model crftag/models/en-ner.pt] [--batches 200]
+    python benchmarks/web_text.py [--model en-ner] [--batches 200]
 
 Web text has long tokens (URLs, e-mail addresses) that make the character encoder run as many
 steps as the longest word of a batch; the target is web within 1.3x of news per token.
@@ -28,7 +28,6 @@ from crf_kernels import paired_seconds  # noqa: E402
 from crftag.data.batching import collate, encode  # noqa: E402
 from crftag.data.conll import ColumnSpec, open_binary, read_columns  # noqa: E402
 from crftag.inference.tagger import Tagger  # noqa: E402
-from crftag.modelfiles.registry import MODELS_DIR  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "data")
 WEB_GENRES = ("weblog", "email", "reviews", "answers", "newsgroup")
@@ -120,7 +119,7 @@ def measure(model_path: str, count: int = 200) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default=os.path.join(MODELS_DIR, "en-ner.pt"))
+    parser.add_argument("--model", default="en-ner")
     parser.add_argument("--batches", type=int, default=200)
     args = parser.parse_args()
     torch.set_num_threads(2)

@@ -148,7 +148,7 @@ def test_a_million_sentences_in_bounded_memory(sample_model, tmp_path):
     assert large <= 1.2 * small, (small, large)
 
 
-HAVE_NER = os.path.exists(os.path.join(MODELS_DIR, "en-ner.pt"))
+HAVE_NER = os.path.exists(os.path.join(MODELS_DIR, "en-ner.npz"))
 
 
 @pytest.mark.skipif(not HAVE_NER, reason="en-ner not built (make models)")

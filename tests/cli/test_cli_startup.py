@@ -67,15 +67,24 @@ def test_an_unknown_command_is_a_one_line_error(invoke):
     assert result.stderr.strip() == "crftag: error: No such command 'trian'. Did you mean 'train'?"
 
 
-def test_loading_a_checkpoint_leaves_torchs_compiler_unloaded():
+def test_loading_a_checkpoint_leaves_torchs_compiler_unloaded(tmp_path):
     # Building a network on the meta device imported torch._dynamo: 1.7 s of a cold start.
+    checkpoint = tmp_path / "en-ner.pt"
+    subprocess.run(
+        [sys.executable, "-m", "crftag", "export", "en-ner", str(checkpoint)],
+        check=True,
+        timeout=300,
+    )
     program = (
         "import sys\n"
         "from crftag.modelfiles.checkpoint import load_model\n"
-        "load_model('crftag/models/en-ner.pt')\n"
+        "load_model(sys.argv[1])\n"
         "print('torch._dynamo' in sys.modules)\n"
     )
     finished = subprocess.run(
-        [sys.executable, "-c", program], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", program, str(checkpoint)],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert finished.stdout.split() == ["False"], finished.stderr

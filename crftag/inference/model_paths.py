@@ -11,7 +11,7 @@ from crftag.errors import CrftagError
 from crftag.modelfiles.registry import BUNDLED_MODELS, resolve_model_path, shipped_export
 from crftag.runtime.archive import is_exported_model
 
-__all__ = ["exported_model_path", "is_exported", "resolve_device"]
+__all__ = ["exported_model_path", "is_exported", "is_onnx_path", "resolve_device"]
 
 
 def resolve_device(choice: str):
@@ -30,6 +30,11 @@ def is_exported(path: str) -> bool:
     """Whether ``path`` is an exported model: a zip archive (an ``.npz``) with the metadata
     entry. A torch checkpoint is a zip archive too, without it."""
     return is_exported_model(path)
+
+
+def is_onnx_path(model: str) -> bool:
+    """Whether ``-m model`` names an ONNX model (by its suffix: ONNX files carry no magic)."""
+    return model.lower().endswith(".onnx")
 
 
 def exported_model_path(model: str, device: str, bundled: bool = False) -> str | None:

@@ -31,6 +31,9 @@ def _session(path: str):
         ) from None
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # its warnings are not the user's business on stderr
+    # Between runs the CRF decodes in NumPy: threads spinning for the next run would take its
+    # core (measured faster without spinning on eng.testb's batches, see the commit).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
         return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     except Exception as error:  # ONNX Runtime raises its own exception types for bad files

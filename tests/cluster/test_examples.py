@@ -3,6 +3,7 @@ as ``crftag predict --format jsonl`` on 2,603 lines. Run by ``make test-cluster`
 ``cluster``); each skips where its engine (and for Spark, Java) is not installed."""
 
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
@@ -13,11 +14,14 @@ pytestmark = pytest.mark.cluster
 
 
 def run_example(script: str, texts, output, *options: str) -> None:
+    # A script's folder, not the working one, starts its path: crftag is this checkout's.
+    paths = [os.getcwd(), *filter(None, [os.environ.get("PYTHONPATH")])]
     done = subprocess.run(
         [sys.executable, script, str(texts), str(output), "-m", "en-ner", *options],
         capture_output=True,
         text=True,
         timeout=900,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout == ""  # messages go to stderr

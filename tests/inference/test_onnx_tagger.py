@@ -4,6 +4,7 @@ of network the export takes; ``crftag predict -m x.onnx`` runs it, and bad files
 errors."""
 
 import json
+import pathlib
 import subprocess
 import sys
 
@@ -16,7 +17,7 @@ pytest.importorskip("onnxruntime")
 from crftag import cli  # noqa: E402
 from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
 from crftag.errors import CrftagError  # noqa: E402
-from crftag.inference.array_tagger import ArrayTagger  # noqa: E402
+from crftag.inference.array_tagger import ArrayBatch, ArrayTagger  # noqa: E402
 from crftag.inference.loading import load_tagger  # noqa: E402
 from crftag.inference.onnx_tagger import OnnxTagger  # noqa: E402
 from crftag.modelfiles.checkpoint import export_arrays, exported_arrays, load_model  # noqa: E402
@@ -160,3 +161,32 @@ def test_without_onnxruntime_predict_says_what_to_install(tmp_path):
     )
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and "pip install 'crftag[onnx]'" in done.stderr
+
+
+def documented_viterbi():
+    """The ten-line Viterbi of docs/runtime.md's ONNX section, as the page gives it."""
+    page = pathlib.Path("docs/runtime.md").read_text(encoding="utf-8")
+    code = page[page.index("def viterbi(") :]
+    namespace = {}
+    exec(code[: code.index("```")], namespace)
+    return namespace["viterbi"]
+
+
+def test_the_documented_viterbi_on_the_graphs_outputs_gives_the_tags(sample_model, tmp_path):
+    import onnxruntime
+
+    from crftag.data.indices import index_arrays
+
+    path = str(tmp_path / "m.onnx")
+    write_onnx(path, *exported_arrays(path, load_model(str(sample_model))))
+    runtime = OnnxTagger.load(path)
+    sentences = sample_sentences()[:20]
+    words, chars, lengths = index_arrays(sentences, runtime.vocabularies)
+    session = onnxruntime.InferenceSession(path)
+    inputs = {"words": words, "chars": chars, "lengths": lengths}
+    emissions, transitions, start, end = session.run(None, inputs)
+    viterbi = documented_viterbi()
+    expected = runtime._decode(ArrayBatch(words, chars, lengths, None))
+    actual = [viterbi(emissions[row, :n], transitions, start, end) for row, n in enumerate(lengths)]
+    assert actual == expected
+    assert any(np.isneginf(transitions).ravel())  # the constraints are in the scores decoded

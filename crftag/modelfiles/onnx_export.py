@@ -16,6 +16,8 @@ schemes) is the metadata entry ``crftag``, as JSON.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Mapping
 
 import numpy as np
@@ -27,6 +29,7 @@ __all__ = ["METADATA_KEY", "OPSET", "onnx_model", "write_onnx"]
 
 METADATA_KEY = "crftag"
 OPSET = 17  # ScatterND's reduction (16), LSTM's layout (14); ONNX Runtime 1.14 on runs it
+INT32, INT64 = 6, 7  # onnx.TensorProto's element types, for Cast
 
 
 class _Graph:
@@ -92,9 +95,9 @@ def _bilstm(graph: _Graph, inputs: str, lengths: str, weights, prefix: str, laye
 
 def _word_characters(graph: _Graph, chars: str) -> tuple[str, str]:
     """chars (B, T, C) -> (flat (N, C) with N = B * T, characters of each word (N,))."""
-    width = graph.op("Slice", graph.op("Shape", chars), graph.const([2]), graph.const([3]))
+    width = _last_dims(graph, chars, 2)
     flat = graph.op("Reshape", chars, graph.op("Concat", graph.const([-1]), width, axis=0))
-    real = graph.op("Cast", graph.op("Not", graph.op("Equal", flat, graph.const(0))), to=7)
+    real = graph.op("Cast", graph.op("Not", graph.op("Equal", flat, graph.const(0))), to=INT64)
     return flat, graph.op("ReduceSum", real, graph.const([1]), keepdims=0)
 
 
@@ -108,7 +111,7 @@ def _char_features(graph: _Graph, weights, model: Mapping, flat: str, counts: st
     if model["char_encoder"] == "lstm":
         steps = graph.op("Transpose", embedded, perm=[1, 0, 2])  # (C, N, E)
         # A padding word is run over one step and zeroed below: sequence_lens must be positive.
-        lengths = graph.op("Cast", graph.op("Max", counts, graph.const(1)), to=6)
+        lengths = graph.op("Cast", graph.op("Max", counts, graph.const(1)), to=INT32)
         size = weights["char_encoder.lstm.weight_hh_l0"].shape[1]
         _, finals = _bilstm(graph, steps, lengths, weights, "char_encoder.lstm.", 0, size)
         both = graph.op("Transpose", finals, perm=[1, 0, 2])  # (N, 2, H)
@@ -124,8 +127,7 @@ def _char_features(graph: _Graph, weights, model: Mapping, flat: str, counts: st
             graph.const(weights["char_encoder.conv.bias"], np.float32),
             pads=[width // 2, width // 2],
         )
-        characters = graph.op("Shape", flat)
-        columns = graph.op("Slice", characters, graph.const([1]), graph.const([2]))
+        columns = _last_dims(graph, flat, 1)  # C: an even kernel gives C + 1 positions
         convolved = graph.op("Slice", convolved, graph.const([0]), columns, graph.const([2]))
         padding = graph.op("Unsqueeze", graph.op("Equal", flat, graph.const(0)), graph.const([1]))
         minus_inf = graph.const(-np.inf, np.float32)
@@ -140,7 +142,7 @@ def _casing_features(graph: _Graph, weights, char_symbols: list[str], flat: str,
     kinds = graph.op("Gather", graph.const(casing_kinds(char_symbols)), flat)  # (N, C)
 
     def count(kind: int) -> str:
-        hits = graph.op("Cast", graph.op("Equal", kinds, graph.const(kind)), to=7)
+        hits = graph.op("Cast", graph.op("Equal", kinds, graph.const(kind)), to=INT64)
         return graph.op("ReduceSum", hits, graph.const([1]), keepdims=0)
 
     upper, lower, digits = count(1), count(2), count(3)
@@ -158,8 +160,7 @@ def _casing_features(graph: _Graph, weights, char_symbols: list[str], flat: str,
         (graph.op("Equal", digits, counts), 1),
         (graph.op("Equal", counts, graph.const(0)), 0),
     ]
-    classes = graph.op("Mul", counts, graph.const(0))
-    classes = graph.op("Add", classes, graph.const(7))
+    classes = graph.op("Add", graph.op("Mul", counts, graph.const(0)), graph.const(7))
     for condition, value in rules:
         classes = graph.op("Where", condition, graph.const(value), classes)
     return graph.op("Gather", graph.const(weights["casing.embedding.weight"], np.float32), classes)
@@ -251,7 +252,7 @@ def onnx_model(metadata: Mapping, weights: Mapping[str, np.ndarray]):
     context = bool(model.get("document_context"))
     char_symbols = metadata["vocabularies"]["chars"]["symbols"]
     steps = graph.op("Transpose", _features(graph, weights, model, char_symbols), perm=[1, 0, 2])
-    lengths = graph.op("Cast", "lengths", to=6)  # int32, as LSTM's sequence_lens
+    lengths = graph.op("Cast", "lengths", to=INT32)  # as LSTM's sequence_lens
     size = weights["encoder.lstm.weight_hh_l0"].shape[1]
     for layer in range(int(model["num_layers"])):
         states, _ = _bilstm(graph, steps, lengths, weights, "encoder.lstm.", layer, size)
@@ -293,4 +294,15 @@ def write_onnx(path: str, metadata: Mapping, weights: Mapping[str, np.ndarray]) 
         ) from None
     proto = onnx_model(metadata, weights)
     onnx.checker.check_model(proto, full_check=True)
-    onnx.save(proto, path)
+    # Through a temporary file renamed over ``path``: a crash leaves the old file or the new.
+    handle, temporary = tempfile.mkstemp(
+        prefix=".partial-", suffix=".onnx", dir=os.path.dirname(os.path.abspath(path))
+    )
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(proto.SerializeToString())
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)

@@ -190,3 +190,24 @@ def test_the_documented_viterbi_on_the_graphs_outputs_gives_the_tags(sample_mode
     actual = [viterbi(emissions[row, :n], transitions, start, end) for row, n in enumerate(lengths)]
     assert actual == expected
     assert any(np.isneginf(transitions).ravel())  # the constraints are in the scores decoded
+
+
+@pytest.mark.parametrize(
+    ("blocked", "options", "message"),
+    [
+        ("onnx", [], "--format onnx needs the onnx package: pip install 'crftag[onnx]'"),
+        ("", ["--half"], "--half applies to --format checkpoint; ONNX weights are float32"),
+    ],
+    ids=["without-onnx", "half"],
+)
+def test_export_errors_are_one_line(sample_model, tmp_path, blocked, options, message):
+    script = (
+        f"import sys\nif {blocked!r}: sys.modules[{blocked!r}] = None\n"
+        "from crftag import cli\nsys.exit(cli.run(sys.argv[1:]))\n"
+    )
+    output = tmp_path / "m.onnx"
+    command = ["export", str(sample_model), str(output), "--format", "onnx", *options]
+    done = subprocess.run([sys.executable, "-c", script, *command], capture_output=True, text=True)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and message in done.stderr
+    assert not output.exists()

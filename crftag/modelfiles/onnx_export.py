@@ -16,13 +16,12 @@ schemes) is the metadata entry ``crftag``, as JSON.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 
 import numpy as np
 
 from crftag.errors import CrftagError
+from crftag.runtime.archive import write_file_atomically
 from crftag.runtime.network import casing_kinds
 
 __all__ = ["METADATA_KEY", "OPSET", "onnx_model", "write_onnx"]
@@ -294,15 +293,4 @@ def write_onnx(path: str, metadata: Mapping, weights: Mapping[str, np.ndarray]) 
         ) from None
     proto = onnx_model(metadata, weights)
     onnx.checker.check_model(proto, full_check=True)
-    # Through a temporary file renamed over ``path``: a crash leaves the old file or the new.
-    handle, temporary = tempfile.mkstemp(
-        prefix=".partial-", suffix=".onnx", dir=os.path.dirname(os.path.abspath(path))
-    )
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(proto.SerializeToString())
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
+    write_file_atomically(path, lambda stream: stream.write(proto.SerializeToString()))

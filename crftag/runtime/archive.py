@@ -16,7 +16,8 @@ import json
 import os
 import tempfile
 import zipfile
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
+from typing import BinaryIO
 
 import numpy as np
 
@@ -95,11 +96,19 @@ def write_archive(
         "quantized": sorted(quantized),
     }
     encoded = np.frombuffer(json.dumps(described).encode("utf-8"), dtype=np.uint8)
+    write_file_atomically(path, lambda stream: np.savez(stream, **{METADATA: encoded}, **stored))
+
+
+def write_file_atomically(path: str, write: Callable[[BinaryIO], object]) -> None:
+    """Call ``write`` on a temporary file beside ``path``, flush it to disk and rename it over
+    ``path``: a crash at any moment leaves either the old file or the new one, never a torn
+    one."""
     directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=".partial-", suffix=".npz", dir=directory)
+    suffix = os.path.splitext(path)[1]
+    handle, temporary = tempfile.mkstemp(prefix=".partial-", suffix=suffix, dir=directory)
     try:
         with os.fdopen(handle, "wb") as stream:
-            np.savez(stream, **{METADATA: encoded}, **stored)
+            write(stream)
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, 0o644)

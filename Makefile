@@ -145,7 +145,7 @@ bench-contention: install
 	$(PY) benchmarks/results_table.py
 
 # tokens/s of examples/cluster/ray_predict.py and spark_predict.py beside crftag predict --jobs 2
-# on the same text, whole commands, in one run (docs/cluster.md; about 10 minutes on 2 cores).
+# on the same text, whole commands, in one run (docs/cluster.md; 14 minutes on a busy 2-core machine).
 # Writes benchmarks/results/cluster.json.
 bench-cluster: install
 	$(PY) -m pip install -q -e '.[dev,ray,spark]'

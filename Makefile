@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data
+.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data test-cluster bench-cluster
 
 install: $(STAMP)
 
@@ -22,6 +22,13 @@ test: install
 
 test-all: install
 	$(PY) -m pytest -q -m ''
+
+# The Ray and Spark examples on a local cluster against crftag predict (docs/cluster.md): installs
+# both engines, and Java where apt-get can (a Spark test skips without Java); a few minutes.
+test-cluster: install
+	$(PY) -m pip install -q -e '.[dev,ray,spark]'
+	command -v java >/dev/null || apt-get install -y -q openjdk-17-jre-headless || true
+	$(PY) -m pytest -q -m cluster tests/cluster
 
 demo: install
 	$(VENV)/bin/crftag train configs/sample.yaml -o runs/sample
@@ -137,6 +144,13 @@ bench-adaptation: install
 bench-contention: install
 	$(PY) benchmarks/contention.py $(if $(QUICK),--quick)
 	$(PY) benchmarks/results_table.py
+
+# tokens/s of examples/cluster/ray_predict.py and spark_predict.py beside crftag predict --jobs 2
+# on the same text, whole commands, in one run (docs/cluster.md; 14 minutes on a busy 2-core machine).
+# Writes benchmarks/results/cluster.json.
+bench-cluster: install
+	$(PY) -m pip install -q -e '.[dev,ray,spark]'
+	$(PY) benchmarks/cluster.py
 
 # Active learning simulated on CoNLL-2003 eng.train (docs/active-learning.md): every selection
 # strategy and random, from the same 1% seed, rounds of a fixed number of tokens; a few hours on

@@ -17,7 +17,9 @@ from crftag.errors import CrftagError
 
 __all__ = ["convert", "export"]
 
-ExportFormat = Enum("ExportFormat", [("checkpoint", "checkpoint"), ("numpy", "numpy")], type=str)
+ExportFormat = Enum(
+    "ExportFormat", [("checkpoint", "checkpoint"), ("numpy", "numpy"), ("onnx", "onnx")], type=str
+)
 OutputScheme = Enum("OutputScheme", [(name, name) for name in SPAN_SCHEMES], type=str)
 
 
@@ -32,7 +34,8 @@ def export(
         typer.Option(
             "--format",
             help="checkpoint: a torch checkpoint file; numpy: an .npz of arrays and JSON that "
-            "the NumPy runtime tags with, no pickles (float16 weights stay float16).",
+            "the NumPy runtime tags with, no pickles (float16 weights stay float16); onnx: the "
+            "network as an ONNX graph for ONNX Runtime (docs/runtime.md).",
         ),
     ] = ExportFormat.checkpoint,
     int8: Annotated[
@@ -44,9 +47,9 @@ def export(
         ),
     ] = False,
 ) -> None:
-    """Copy a trained model into one file: a checkpoint, or an array archive for the NumPy
-    runtime."""
-    from crftag.modelfiles.checkpoint import export_arrays, load_model, save_model
+    """Copy a trained model into one file: a checkpoint, an array archive for the NumPy
+    runtime, or an ONNX model."""
+    from crftag.modelfiles.checkpoint import export_arrays, exported_arrays, load_model, save_model
     from crftag.modelfiles.registry import resolve_model_path
 
     if int8 and export_format != ExportFormat.numpy:
@@ -54,7 +57,13 @@ def export(
     _check_output_file(output)
     refuse_input_as_output([output], [model, resolve_model_path(model)])
     loaded = load_model(model)
-    if export_format == ExportFormat.numpy:
+    if export_format == ExportFormat.onnx:
+        from crftag.modelfiles.onnx_export import write_onnx
+
+        if half:
+            raise CrftagError("--half applies to --format checkpoint; ONNX weights are float32")
+        write_onnx(output, *exported_arrays(output, loaded))
+    elif export_format == ExportFormat.numpy:
         if half:
             raise CrftagError(
                 "--half applies to --format checkpoint; the archive keeps float16 weights "

@@ -50,6 +50,17 @@ class ArrayTagger(TaggerBase):
     def __init__(self, metadata: dict, weights: dict[str, np.ndarray], source: str) -> None:
         weights = dict(weights)
         self.config = check_export(metadata, weights, source)
+        self._init_description(metadata, source)
+        self.network = Network(weights, self.model_config, self.vocabularies.chars.symbols)
+        minus_inf = np.float32(-np.inf)
+        self._init_crf(
+            np.where(weights["crf.allowed"], weights["crf.transitions"], minus_inf),
+            np.where(weights["crf.allowed_start"], weights["crf.start_transitions"], minus_inf),
+            np.where(weights["crf.allowed_end"], weights["crf.end_transitions"], minus_inf),
+        )
+
+    def _init_description(self, metadata: dict, source: str) -> None:
+        """What the model's metadata says: vocabularies, schemes, its config's model section."""
         self.source = source
         self.metadata = metadata
         self.vocabularies = Vocabularies.from_state(metadata["vocabularies"])
@@ -57,18 +68,12 @@ class ArrayTagger(TaggerBase):
         self.train_scheme = metadata["train_scheme"]
         self.data_scheme = metadata["data_scheme"]
         self.metrics = metadata.get("metrics", {})
-        self.network = Network(weights, self.model_config, self.vocabularies.chars.symbols)
-        minus_inf = np.float32(-np.inf)
-        self.transitions = np.where(weights["crf.allowed"], weights["crf.transitions"], minus_inf)
-        self.start = np.where(
-            weights["crf.allowed_start"], weights["crf.start_transitions"], minus_inf
-        )
-        self.end = np.where(weights["crf.allowed_end"], weights["crf.end_transitions"], minus_inf)
-        constrained = not (
-            weights["crf.allowed"].all()
-            and weights["crf.allowed_start"].all()
-            and weights["crf.allowed_end"].all()
-        )
+
+    def _init_crf(self, transitions: np.ndarray, start: np.ndarray, end: np.ndarray) -> None:
+        """The CRF's potentials (K, K), (K,), (K,), -inf where a move is forbidden, and the
+        output tags."""
+        self.transitions, self.start, self.end = transitions, start, end
+        constrained = any(np.isneginf(scores).any() for scores in (transitions, start, end))
         self._init_tags()
         self._well_formed = self.tags_are_spans and constrained
         self._to_output = np.zeros((len(self.tag_symbols), len(self.output_tags)))

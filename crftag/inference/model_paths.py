@@ -8,7 +8,12 @@ from crftag.errors import CrftagError
 from crftag.modelfiles.registry import is_bundled_file, resolve_model_path
 from crftag.runtime.archive import is_exported_model
 
-__all__ = ["exported_model_path"]
+__all__ = ["exported_model_path", "is_onnx_path"]
+
+
+def is_onnx_path(model: str) -> bool:
+    """Whether ``-m model`` names an ONNX model (by its suffix: ONNX files carry no magic)."""
+    return model.lower().endswith(".onnx")
 
 
 def exported_model_path(model: str, device: str, bundled: bool = False) -> str | None:

@@ -14,6 +14,7 @@ import pickle
 import warnings
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from crftag import __version__
@@ -34,6 +35,7 @@ from crftag.runtime.zip_checks import check_model_archive
 __all__ = [
     "FORMAT_VERSION",
     "LoadedModel",
+    "exported_arrays",
     "load_model",
     "loaded_from_payload",
     "model_payload",
@@ -87,6 +89,22 @@ def save_model(path: str, loaded: LoadedModel, *, half: bool = False) -> None:
     write_checkpoint(path, model_payload(loaded, half=half))
 
 
+def exported_arrays(path: str, loaded: LoadedModel) -> tuple[dict, dict[str, np.ndarray]]:
+    """(description, float32 weights) of a BiLSTM-CRF to export to ``path``: the checkpoint's
+    payload without its state dict, and the state dict as arrays."""
+    if loaded.config.model.encoder != "bilstm":
+        raise CrftagError(
+            f"{path}: the exported runtime runs the BiLSTM-CRF; this model's encoder is "
+            f"{loaded.config.model.encoder}"
+        )
+    payload = model_payload(loaded)
+    weights = {
+        name: (tensor.float() if tensor.is_floating_point() else tensor).numpy()
+        for name, tensor in payload.pop("state_dict").items()
+    }
+    return payload, weights
+
+
 def export_arrays(
     path: str, loaded: LoadedModel, *, int8: bool = False, int8_embeddings: bool = False
 ) -> None:
@@ -99,16 +117,7 @@ def export_arrays(
     layer as int8 with one scale per row, the layers torch's dynamic quantization covers;
     ``int8_embeddings`` the word embedding table too (most of the file). The runtime
     dequantizes them on loading, so int8 makes the file smaller, not the tagging faster."""
-    if loaded.config.model.encoder != "bilstm":
-        raise CrftagError(
-            f"{path}: the exported runtime runs the BiLSTM-CRF; this model's encoder is "
-            f"{loaded.config.model.encoder}"
-        )
-    payload = model_payload(loaded)
-    weights = {
-        name: (tensor.float() if tensor.is_floating_point() else tensor).numpy()
-        for name, tensor in payload.pop("state_dict").items()
-    }
+    payload, weights = exported_arrays(path, loaded)
     quantized = []
     if int8:
         quantized = [

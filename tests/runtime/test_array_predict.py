@@ -30,18 +30,18 @@ def export(tagger, tmp_path) -> str:
     return path
 
 
-def assert_close(expected, actual, where):
-    """Equal structures; floats within TOLERANCE."""
+def assert_close(expected, actual, where, tolerance=TOLERANCE):
+    """Equal structures; floats within ``tolerance``."""
     if isinstance(expected, float):
-        assert actual == pytest.approx(expected, abs=TOLERANCE), where
+        assert actual == pytest.approx(expected, abs=tolerance), where
     elif isinstance(expected, dict):
         assert expected.keys() == actual.keys(), where
         for key in expected:
-            assert_close(expected[key], actual[key], f"{where}.{key}")
+            assert_close(expected[key], actual[key], f"{where}.{key}", tolerance)
     elif isinstance(expected, list):
         assert len(expected) == len(actual), where
         for index, (left, right) in enumerate(zip(expected, actual, strict=True)):
-            assert_close(left, right, f"{where}[{index}]")
+            assert_close(left, right, f"{where}[{index}]", tolerance)
     else:
         assert expected == actual, where
 

@@ -1,0 +1,82 @@
+"""Tagging with a model exported by ``crftag export --format onnx``: the network run by ONNX
+Runtime, the CRF on arrays as the NumPy tagger runs it (:class:`ArrayTagger`, whose batches,
+decoding and records this tagger shares), so only the emission scores come from elsewhere.
+Needs ``onnxruntime`` (``pip install 'crftag[onnx]'``), not torch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from crftag.config.sections import Config
+from crftag.errors import CrftagError
+from crftag.inference.array_tagger import ArrayBatch, ArrayTagger
+from crftag.modelfiles.checkpoint_schema import check_payload
+from crftag.modelfiles.onnx_export import METADATA_KEY
+
+__all__ = ["OnnxTagger"]
+
+
+def _session(path: str):
+    """An ONNX Runtime session of the file on the CPU; a missing package or a file ONNX
+    Runtime cannot load is a one-line error."""
+    try:
+        import onnxruntime
+    except ImportError:
+        raise CrftagError(
+            f"{path}: an ONNX model needs ONNX Runtime: pip install 'crftag[onnx]'"
+        ) from None
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3  # its warnings are not the user's business on stderr
+    # Between runs the CRF decodes in NumPy: threads spinning for the next run would take its
+    # core (measured faster without spinning on eng.testb's batches, see the commit).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    try:
+        return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    except Exception as error:  # ONNX Runtime raises its own exception types for bad files
+        reason = str(error).strip().splitlines()[0][:160] if str(error).strip() else ""
+        raise CrftagError(f"{path}: cannot load the ONNX model ({reason})") from None
+
+
+class OnnxTagger(ArrayTagger):
+    """A BiLSTM-CRF exported to ONNX, ready to tag: the same calls and records as the NumPy
+    tagger, the emission scores from ONNX Runtime."""
+
+    def __init__(self, session, metadata: dict, source: str) -> None:
+        check_payload({**metadata, "state_dict": {}}, source)
+        self.config = Config.from_dict(metadata["config"], source=source)
+        self._init_description(metadata, source)
+        self.session = session
+        self._inputs = {node.name for node in session.get_inputs()}
+        one = np.ones((1, 1), dtype=np.int64)
+        potentials = session.run(
+            ["transitions", "start_transitions", "end_transitions"],
+            self._feeds(ArrayBatch(one, one[:, :, None], one[0], one * 0)),
+        )
+        self._init_crf(*potentials)
+
+    @classmethod
+    def load(cls, path: str, device: str = "cpu") -> OnnxTagger:
+        """Read an ONNX model written by ``crftag export --format onnx``; it runs on the CPU."""
+        if device.startswith("cuda"):
+            raise CrftagError(f"{path}: an ONNX model runs on the CPU here; use --device cpu")
+        if not os.path.isfile(path):
+            raise CrftagError(f"{path}: no such ONNX model file")
+        session = _session(path)
+        described = session.get_modelmeta().custom_metadata_map.get(METADATA_KEY)
+        if described is None:
+            raise CrftagError(f"{path}: not an ONNX model of crftag (no {METADATA_KEY} metadata)")
+        return cls(session, json.loads(described), path)
+
+    def _feeds(self, batch: ArrayBatch) -> dict[str, np.ndarray]:
+        feeds = {"words": batch.words, "chars": batch.chars, "lengths": batch.lengths}
+        if "groups" in self._inputs:
+            feeds["groups"] = batch.groups
+        return feeds
+
+    def _emissions(self, batch: ArrayBatch) -> np.ndarray:
+        """(B, T, K) float32 emission scores from ONNX Runtime."""
+        return self.session.run(["emissions"], self._feeds(batch))[0]

@@ -75,6 +75,26 @@ def evaluate(
         MatchMode | None,
         typer.Option(help="Also the SemEval-2013 scores of spans in this matching mode."),
     ] = None,
+    perturb: Annotated[
+        str | None,
+        typer.Option(
+            metavar="lower,upper,title,typos",
+            help="Also the scores on copies of each file with every word lower-, upper- or "
+            "title-cased, or with typos, the tags kept (docs/robustness.md).",
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(min=0, help="With --perturb: the seed of the typos. [default: 1]")
+    ] = None,
+    typo_rate: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="With --perturb typos: the share of the words of 4 letters or more given one "
+            "edit. [default: 0.2]",
+        ),
+    ] = None,
 ) -> None:
     """Score a model on labelled files: entity P/R/F1 (seqeval) and token accuracy."""
     from crftag.inference.loading import load_tagger
@@ -88,6 +108,7 @@ def evaluate(
         raise typer.BadParameter(
             f"it draws one file's diagram, got {len(files)} files", param_hint="'--plot'"
         )
+    changes = _perturbations(perturb, seed, typo_rate)
     tagger = load_tagger(model, device.value)
     spans = tagger.tags_are_spans
     if plot is not None and not spans:
@@ -107,6 +128,8 @@ def evaluate(
                 gold, tagged, tags_are_spans=spans, with_calibration=with_calibration
             )
             scores |= _analyse(gold, tagged, spans, with_confusion, match and match.value)
+            if changes:
+                scores |= _perturbed(tagger, gold, changes, seed, typo_rate, batch_size)
             _report_unseen_labels(path, unseen_labels(tagger, gold))
             _print_scores(path, scores, as_json=as_json)
             if sink is not None:
@@ -119,6 +142,35 @@ def evaluate(
 
         reliability_diagram(scores["calibration"], plot)
         typer.echo(f"crftag: drew the reliability diagram to {plot}", err=True)
+
+
+def _perturbations(perturb: str | None, seed: int | None, typo_rate: float | None) -> list[str]:
+    """The names ``--perturb`` gives, checked with the options that only it uses."""
+    from crftag.scoring.robustness import parse_perturbations
+
+    if perturb is None:
+        for name, value in (("--seed", seed), ("--typo-rate", typo_rate)):
+            if value is not None:
+                raise typer.BadParameter(
+                    "it sets --perturb's copies; add --perturb", param_hint=name
+                )
+        return []
+    try:
+        return parse_perturbations(perturb)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="'--perturb'") from None
+
+
+def _perturbed(tagger, gold, changes, seed: int | None, typo_rate: float | None, batch_size):
+    """The file's ``perturbed`` scores, one per change, and the ``perturbation`` settings."""
+    from crftag.scoring.robustness import DEFAULT_SEED, DEFAULT_TYPO_RATE, score_perturbed
+
+    settings = {
+        "seed": DEFAULT_SEED if seed is None else seed,
+        "typo_rate": DEFAULT_TYPO_RATE if typo_rate is None else typo_rate,
+    }
+    copies = score_perturbed(tagger, gold, changes, batch_size=batch_size, **settings)
+    return {"perturbed": copies, "perturbation": settings}
 
 
 def _analyse(gold, tagged, spans: bool, with_confusion: bool, match: str | None) -> dict:
@@ -201,6 +253,10 @@ def _analysis_tables(path: str, scores: dict) -> list[tuple[str, list[str], list
             for row in shown
         ]
         tables.append((title, ["gold", "predicted", "count", "% of errors"], rows, ""))
+    if "perturbed" in scores:
+        from crftag.scoring.robustness import perturbed_table
+
+        tables.append((*perturbed_table(path, scores), ""))
     result = scores.get("match")
     if result:
         title = f"{path}: SemEval-2013 {result['mode']} match"

@@ -52,9 +52,8 @@ def change_case(token: str, change: str) -> str:
     changed = method(token)
     if len(changed) == len(token):
         return changed
-    return "".join(
-        method(char) if len(method(char)) == 1 else char for char in token
-    )  # the rare characters whose other case is longer (ß, ŉ) stay
+    # The rare characters whose other case is longer (ß, ŉ, İ) stay as they are.
+    return "".join(method(char) if len(method(char)) == 1 else char for char in token)
 
 
 def with_typos(tokens: Sequence[str], rate: float, rng: random.Random) -> tuple[str, ...]:

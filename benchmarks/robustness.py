@@ -36,7 +36,6 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
 import torch  # noqa: E402
-from provenance import commit  # noqa: E402
 
 from crftag.scoring.evaluate import headline, score_sentences  # noqa: E402
 from crftag.scoring.robustness import score_perturbed  # noqa: E402
@@ -146,6 +145,8 @@ def main() -> None:
     parser.add_argument("--cost-batches", type=int, default=150)
     parser.add_argument("--json", default=RESULTS)
     options = parser.parse_args()
+    from provenance import commit  # benchmarks/provenance.py, beside this script
+
     results = {}
     if os.path.exists(options.json):
         with open(options.json, encoding="utf-8") as stream:

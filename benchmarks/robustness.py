@@ -6,6 +6,8 @@ augmentation costs in training time.
         --pos runs/bundled/en-pos-augment                    (models not yet bundled)
     python benchmarks/robustness.py --cost                   (the training-time cost only)
 
+`--tasks ner` (or `pos`) scores one of the two, keeping the other's rows.
+
 Scores `--ner` (default `en-ner`) on CoNLL-2003 `eng.testb` (entity F1) and `--pos` (default
 `en-pos`) on UD English-EWT test (UPOS accuracy), as published and on copies with every word
 lower-cased, upper-cased, title-cased, or with one typo in `--typo-rate` of the words of 4
@@ -139,6 +141,7 @@ def main() -> None:
     parser.add_argument("--label", default="before", help="the key the scores are kept under")
     parser.add_argument("--ner", default="en-ner", help="a model name or run directory")
     parser.add_argument("--pos", default="en-pos", help="a model name or run directory")
+    parser.add_argument("--tasks", nargs="+", choices=list(TESTS), default=list(TESTS))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--typo-rate", type=float, default=0.2)
     parser.add_argument("--cost", action="store_true", help="only the training-time cost")
@@ -157,14 +160,15 @@ def main() -> None:
     else:
         models = {
             task: measure(task, getattr(options, task), options.seed, options.typo_rate)
-            for task in TESTS
+            for task in options.tasks
         }
-        results.setdefault("models", {})[options.label] = models
-        results.setdefault("stamps", {})[options.label] = {
-            **stamp,
-            "seed": options.seed,
-            "typo_rate": options.typo_rate,
-        }
+        results.setdefault("models", {}).setdefault(options.label, {}).update(models)
+        results.setdefault("stamps", {}).setdefault(options.label, {}).update(
+            {
+                task: {**stamp, "seed": options.seed, "typo_rate": options.typo_rate}
+                for task in options.tasks
+            }
+        )
     results["command"] = "make bench-robustness"
     os.makedirs(os.path.dirname(options.json), exist_ok=True)
     with open(options.json, "w", encoding="utf-8") as stream:

@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data test-cluster bench-cluster
+.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data test-cluster bench-cluster bench-robustness
 
 install: $(STAMP)
 
@@ -170,3 +170,11 @@ bench-your-data: install
 	for corpus in btc bc5cdr; do \
 		$(PY) benchmarks/your_data.py $$corpus --data $(CORPORA)/$$corpus --tune-minutes $(TUNE_MINUTES) || exit 1; \
 	done
+
+# Text as people type it (docs/robustness.md): en-ner on eng.testb and en-pos on EWT test, as
+# published and lower-, upper-, title-cased and with typos, against the targets; then the
+# training-time cost of augmentation (about 10 minutes on 2 cores). Writes
+# benchmarks/results/robustness.json.
+bench-robustness: install
+	$(PY) benchmarks/robustness.py
+	$(PY) benchmarks/robustness.py --cost

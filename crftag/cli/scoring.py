@@ -74,6 +74,26 @@ def evaluate(
         MatchMode | None,
         typer.Option(help="Also the SemEval-2013 scores of spans in this matching mode."),
     ] = None,
+    perturb: Annotated[
+        str | None,
+        typer.Option(
+            metavar="lower,upper,title,typos",
+            help="Also the scores on copies of each file with every word lower-, upper- or "
+            "title-cased, or with typos, the tags kept (docs/robustness.md).",
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(min=0, help="With --perturb: the seed of the typos. [default: 1]")
+    ] = None,
+    typo_rate: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="With --perturb typos: the share of the words of 4 letters or more given one "
+            "edit. [default: 0.2]",
+        ),
+    ] = None,
 ) -> None:
     """Score a model on labelled files: entity P/R/F1 (seqeval) and token accuracy."""
     from crftag.inference.loading import load_tagger
@@ -88,6 +108,7 @@ def evaluate(
             f"it draws one file's diagram, got {len(files)} files", param_hint="'--plot'"
         )
     refuse_input_as_output([errors, plot], [*files, model])
+    perturbation = _perturbations(perturb, seed, typo_rate)
     tagger = load_tagger(model, device.value)
     spans = tagger.tags_are_spans
     if plot is not None and not spans:
@@ -103,6 +124,7 @@ def evaluate(
             confusion=with_confusion,
             match=match and match.value,
             errors=sink is not None,
+            perturbation=perturbation,
         ):
             _report_unseen_labels(result.path, result.unseen)
             _print_scores(result.path, result.scores, as_json=as_json)
@@ -116,6 +138,28 @@ def evaluate(
 
         reliability_diagram(result.scores["calibration"], plot)
         typer.echo(f"crftag: drew the reliability diagram to {plot}", err=True)
+
+
+def _perturbations(perturb: str | None, seed: int | None, typo_rate: float | None):
+    """The :class:`~crftag.scoring.robustness.Perturbation` ``--perturb`` asks for (None
+    without it), checked with the options that only it uses."""
+    from crftag.scoring.robustness import Perturbation, parse_perturbations
+
+    if perturb is None:
+        for name, value in (("--seed", seed), ("--typo-rate", typo_rate)):
+            if value is not None:
+                raise typer.BadParameter(
+                    "it sets --perturb's copies; add --perturb", param_hint=name
+                )
+        return None
+    try:
+        changes = tuple(parse_perturbations(perturb))
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="'--perturb'") from None
+    given = {"seed": seed, "typo_rate": typo_rate}
+    return Perturbation(
+        changes, **{key: value for key, value in given.items() if value is not None}
+    )
 
 
 @contextlib.contextmanager

@@ -1,6 +1,7 @@
 """Configuration: the config file's sections as frozen dataclasses (``sections``), strict YAML
 and the checks of values against the fields (``loading``), the ``tune`` section
-(``tune``) and the reference page generated from the fields (``reference``).
+(``tune``), the ``augment`` section (``augment``) and the reference page generated from the
+fields (``reference``).
 
     from crftag.config import Config, load_config
     config = load_config("configs/sample.yaml", ["train.epochs=3"])
@@ -8,6 +9,7 @@ and the checks of values against the fields (``loading``), the ``tune`` section
 Imports no torch.
 """
 
+from crftag.config.augment import AugmentConfig
 from crftag.config.sections import (
     Config,
     DataConfig,
@@ -19,6 +21,7 @@ from crftag.config.sections import (
 from crftag.config.tune import TuneConfig
 
 __all__ = [
+    "AugmentConfig",
     "Config",
     "DataConfig",
     "ModelConfig",

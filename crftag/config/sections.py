@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from crftag.config.augment import AugmentConfig
 from crftag.config.loading import SHOWN_CHARS, build, parse_value, read_yaml_file
 from crftag.config.tune import TuneConfig
 from crftag.data.align import MISALIGNED_POLICIES
@@ -323,6 +324,7 @@ class Config:
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     tune: TuneConfig = field(default_factory=TuneConfig)  # crftag tune's search space
+    augment: AugmentConfig = field(default_factory=AugmentConfig)  # text as people type it
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -10,7 +10,8 @@ TOP_TAG_CONFUSIONS = 20  # rows of a part-of-speech model's confusion table; --j
 
 
 def analysis_tables(path: str, scores: dict) -> list[tuple[str, list[str], list[list], str]]:
-    """The tables of ``confusion`` and ``match`` in ``scores``: (title, headers, rows, note)."""
+    """The tables of ``confusion``, ``perturbed`` and ``match`` in ``scores``: (title, headers,
+    rows, note)."""
     tables = []
     result = scores.get("confusion")
     if result and "pairs" in result:
@@ -26,6 +27,10 @@ def analysis_tables(path: str, scores: dict) -> list[tuple[str, list[str], list[
             for row in shown
         ]
         tables.append((title, ["gold", "predicted", "count", "% of errors"], rows, ""))
+    if "perturbed" in scores:
+        from crftag.scoring.robustness import perturbed_table
+
+        tables.append((*perturbed_table(path, scores), ""))
     result = scores.get("match")
     if result:
         title = f"{path}: SemEval-2013 {result['mode']} match"

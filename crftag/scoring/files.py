@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from crftag.scoring.evaluate import score_tagged, tag_sentences, unseen_labels
+from crftag.scoring.robustness import Perturbation, perturbed_scores
 
 if TYPE_CHECKING:
     from crftag.inference.base import TaggerBase
@@ -27,8 +28,8 @@ class FileScores:
     """One file's result.
 
     scores    :func:`crftag.scoring.evaluate.score`'s dict, plus ``calibration``,
-              ``confusion`` and ``match`` where asked for (and the tags are spans, for
-              calibration and match)
+              ``confusion``, ``match`` and ``perturbed`` where asked for (and the tags are
+              spans, for calibration and match)
     unseen    the gold labels the model never saw in training (scored as errors)
     errors    the error records (:func:`crftag.scoring.analysis.error_records`) where asked
               for, else None
@@ -63,6 +64,7 @@ def scored_files(
     confusion: bool = False,
     match: str | None = None,
     errors: bool = False,
+    perturbation: Perturbation | None = None,
 ) -> Iterator[FileScores]:
     """Each file's :class:`FileScores` as soon as it is scored.
 
@@ -72,6 +74,7 @@ def scored_files(
     confusion    the entity-type confusion table, or a tagging model's tag confusions
     match        a SemEval-2013 matching mode (``strict``, ``exact``, ...) to score spans in
     errors       also every false positive and false negative (mistagged token)
+    perturbation also the scores on perturbed copies of each file (``perturbed``)
     """
     spans = tagger.tags_are_spans
     reading = replace(tagger.config.data, format=data_format, misaligned=misaligned)
@@ -82,6 +85,8 @@ def scored_files(
         )
         scores = score_tagged(gold, tagged, tags_are_spans=spans, with_calibration=calibration)
         scores |= _analyse(gold, tagged, spans, confusion, match)
+        if perturbation is not None and perturbation.changes:
+            scores |= perturbed_scores(tagger, gold, perturbation, batch_size)
         records = None
         if errors:
             from crftag.scoring.analysis import error_records

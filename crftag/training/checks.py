@@ -10,6 +10,7 @@ import torch
 from crftag.config.sections import Config
 from crftag.data.annotations import brat_names
 from crftag.data.paths import is_regular_file, not_regular
+from crftag.data.perturb import PERTURBATIONS
 from crftag.data.vectors import check_embeddings
 from crftag.data.vocab import PAD, UNK, Vocabularies, Vocabulary
 from crftag.errors import CrftagError
@@ -29,6 +30,7 @@ def check_config(config: Config, *, data_files: bool = True) -> None:
         check_data_files(config)
     check_model_settings(config)
     check_schedule(config)
+    check_augment(config)
 
 
 def check_device(config: Config, device: torch.device) -> None:
@@ -238,6 +240,22 @@ def check_schedule(config: Config) -> None:
         raise CrftagError(
             f"train.average_from: {settings.average_from} is after the last epoch "
             f"(train.epochs: {settings.epochs}), so nothing would be averaged"
+        )
+
+
+def check_augment(config: Config) -> None:
+    """The ``augment`` section: one case change a sentence at most, known perturbations."""
+    augment = config.augment
+    case_chances = augment.lower + augment.upper + augment.title
+    if case_chances > 1:
+        raise CrftagError(
+            "augment.lower + augment.upper + augment.title: a sentence gets one case change at "
+            f"most, so the chances add up to at most 1, got {case_chances:g}"
+        )
+    unknown = [name for name in augment.dev or () if name not in PERTURBATIONS]
+    if unknown:
+        raise CrftagError(
+            f"augment.dev: expected names from {', '.join(PERTURBATIONS)}, got {unknown[0]!r}"
         )
 
 

@@ -18,6 +18,7 @@ import torch
 from tqdm import tqdm
 
 from crftag.errors import CrftagError, TrainingInterrupted
+from crftag.training.augment import epoch_changes
 from crftag.training.optimizers import learning_rate, set_learning_rate
 from crftag.training.setup import Run
 from crftag.training.step import epoch_batches, train_step, training_batch
@@ -113,6 +114,7 @@ def _run_epoch(
         run.training, settings.batch_size, run.batch_order, whole_documents=whole_documents
     )
     batches = group.shard(order)
+    changed = epoch_changes(run.training, run.config, state.epoch)
     epoch_loss = torch.tensor(state.epoch_loss, device=run.device)
     # disable=None: a bar on terminals, none in logs; and one bar per run, rank 0's.
     bar = tqdm(
@@ -132,6 +134,7 @@ def _run_epoch(
                 document_context=whole_documents,
                 singletons=run.singletons,
                 word_dropout=settings.word_dropout,
+                changed=changed,
             )
             loss = train_step(run.network, run.optimizer, batch.to(run.device), settings)
             epoch_loss += loss * (len(rows) if settings.loss_reduction == "mean" else 1)

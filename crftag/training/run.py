@@ -16,6 +16,7 @@ import torch
 
 from crftag.config.sections import Config
 from crftag.data.conll import Sentence
+from crftag.data.perturb import perturb_sentences
 from crftag.errors import CrftagError
 from crftag.inference.tagger import Tagger
 from crftag.modelfiles.checkpoint import save_model
@@ -191,11 +192,17 @@ def _read_optional(config: Config, path: str | None) -> list[Sentence]:
 
 
 def _dev_evaluation(run: Run, dev: list[Sentence]) -> Callable[[], float | None]:
-    """The dev score of the run's model as it stands, or None without dev sentences."""
+    """The dev score of the run's model as it stands, or None without dev sentences: with
+    ``augment.dev``, the mean over the sentences as given and each perturbed copy."""
     if not dev:
         return lambda: None
     tagger = Tagger(run.loaded({}), run.device)
-    return lambda: headline(score_sentences(tagger, dev))
+    seed, augment = run.config.train.seed, run.config.augment
+    copies = [dev] + [
+        perturb_sentences(dev, change, seed=seed, typo_rate=augment.typo_rate)
+        for change in augment.dev or ()
+    ]
+    return lambda: sum(headline(score_sentences(tagger, copy)) for copy in copies) / len(copies)
 
 
 def _check_before_work(config: Config, device: torch.device, output_dir: str) -> None:

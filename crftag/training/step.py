@@ -7,7 +7,7 @@ batches come from :func:`epoch_batches` and :func:`training_batch`.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 import torch
@@ -17,6 +17,7 @@ from crftag.data.batching import Batch, build_batch
 from crftag.data.indices import bucketed_batches, document_batches
 from crftag.data.vocab import UNKNOWN_INDEX
 from crftag.nn.fused_lstm import loop_threads
+from crftag.training.augment import reencoded
 from crftag.training.corpus import TrainingSet
 
 __all__ = ["drop_singletons", "epoch_batches", "train_step", "training_batch"]
@@ -81,12 +82,22 @@ def training_batch(
     document_context: bool,
     singletons: torch.Tensor,
     word_dropout: float,
+    changed: Mapping[int, tuple[str, ...]] | None = None,
 ) -> Batch:
-    """The batch of sentences ``rows``, on the CPU, with word dropout applied."""
+    """The batch of sentences ``rows``, on the CPU, with word dropout applied; a sentence in
+    ``changed`` (the epoch's augmentation, :func:`crftag.training.augment.epoch_changes`) is
+    read as its changed tokens."""
+    changed = changed or {}
+    vocabularies = training.vocabularies
     batch = build_batch(
-        [training.sentences[i].tokens for i in rows],
-        training.vocabularies,
-        encoded=[training.encoded[i] for i in rows],
+        [changed.get(i, training.sentences[i].tokens) for i in rows],
+        vocabularies,
+        encoded=[
+            reencoded(training.encoded[i], changed[i], vocabularies)
+            if i in changed
+            else training.encoded[i]
+            for i in rows
+        ],
         documents=[training.documents[i] for i in rows] if document_context else None,
     )
     if word_dropout > 0:

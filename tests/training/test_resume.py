@@ -45,6 +45,11 @@ def wait_for_line(process, prefix, timeout=120):
         (signal.SIGTERM, {}),
         # The weight average holds epoch 1 when the signal lands and must survive the resume.
         (signal.SIGINT, {"train__average_from": 1}),
+        # Augmentation redraws each epoch's text from the seed and the epoch number.
+        (
+            signal.SIGINT,
+            {"augment__lower": 0.3, "augment__upper": 0.2, "augment__typos": 0.5},
+        ),
     ],
 )
 def test_interrupted_and_resumed_run_equals_uninterrupted_run(

@@ -9,7 +9,8 @@ the model's config (`data.test`): the model in torch, float32, and the packed fi
 runtime that tags a bundled name. Entity micro F1 for a span model, token accuracy otherwise, as
 `crftag eval` scores them. A packed file within 0.05 points of its model replaces
 crftag/models/NAME.npz; one further off is refused and the command exits 1. Writes
-benchmarks/results/bundled_models.json.
+benchmarks/results/bundled_models.json (rows of models not named are kept, with their date
+and commit).
 """
 
 from __future__ import annotations
@@ -70,6 +71,18 @@ def pack(name: str, source: str) -> dict:
     return row
 
 
+def kept_rows(rows: list[dict]) -> list[dict]:
+    """The rows of the results file for the bundled models not packed now, each with the date
+    and commit it was packed at."""
+    if not os.path.exists(RESULTS):
+        return []
+    with open(RESULTS, encoding="utf-8") as stream:
+        earlier = json.load(stream)
+    packed_now = {row["name"] for row in rows}
+    stamp = {key: earlier[key] for key in ("date", "commit") if key in earlier}
+    return [stamp | row for row in earlier["models"] if row["name"] not in packed_now]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -94,12 +107,9 @@ def main() -> int:
             f"{row['name']}: {row['score']} float32 {row['float32']:.2f}, int8 "
             f"{row['int8']:.2f} ({row['change']:+.3f}), {row['bytes']:,} bytes: {verdict}"
         )
-    results = {
-        "date": datetime.date.today().isoformat(),
-        "commit": revision,
-        "tolerance": TOLERANCE,
-        "models": rows,
-    }
+    for row in rows:
+        row |= {"date": datetime.date.today().isoformat(), "commit": revision}
+    results = {"tolerance": TOLERANCE, "models": kept_rows(rows) + rows}
     with open(RESULTS, "w", encoding="utf-8") as stream:
         json.dump(results, stream, indent=1)
         stream.write("\n")

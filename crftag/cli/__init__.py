@@ -58,8 +58,8 @@ COMMANDS = {
     "export": (
         "crftag.cli.files",
         "export",
-        "Copy a trained model into one file: a checkpoint, or an array archive for the NumPy "
-        "runtime.",
+        "Copy a trained model into one file: a checkpoint, an array archive for the NumPy "
+        "runtime, or an ONNX model.",
     ),
     "convert": (
         "crftag.cli.files",

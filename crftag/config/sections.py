@@ -233,6 +233,7 @@ class ModelConfig:
         None, "Pretrained vectors in any common format; a list: side by side (docs/your-data.md)."
     )
     freeze_embeddings: bool = _key(False, "Keep the word embeddings fixed during training.")
+    lexicons: dict[str, str] | None = _key(None, "`{TYPE: file}` dictionaries (docs/your-data.md).")
 
 
 @dataclass(frozen=True)
@@ -340,7 +341,7 @@ class Config:
         return build(cls, raw, source)
 
 
-_PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings",)}
+_PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings", "lexicons")}
 _PATH_KEYS["train"] = ("init_from", "rehearsal")  # a bundled model's name: see init_from.py
 
 
@@ -374,6 +375,8 @@ def load_config(
 
 
 def _relative_to(base: str, value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _relative_to(base, item) for key, item in value.items()}
     if isinstance(value, list):
         return [_relative_to(base, item) for item in value]
     if isinstance(value, str) and value != "-" and not os.path.isabs(value):

@@ -215,7 +215,7 @@ def check_model_settings(config: Config) -> None:
         _check_feature_training(config)
         # Settings that work on the BiLSTM's inputs and states, which the features encoder does
         # not have.
-        for name in ("document_context", "hidden_layer", "locked_dropout"):
+        for name in ("document_context", "hidden_layer", "locked_dropout", "lexicons"):
             if getattr(config.model, name):
                 raise CrftagError(
                     f"model.{name} needs the BiLSTM encoder: remove it or set model.encoder: bilstm"

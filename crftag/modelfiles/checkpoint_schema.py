@@ -101,8 +101,6 @@ def _check_lexicons(state, types: list, source: str) -> None:
     where = "vocabularies.lexicons"
     if not isinstance(state, dict):
         raise _fail(source, f"{where}: expected a mapping of types to entries")
-    if list(state) != types:
-        raise _fail(source, f"{where}: types {list(state)[:10]}, model.lexicons has {types[:10]}")
     total = 0
     for name, entries in state.items():
         if not isinstance(name, str) or not isinstance(entries, str):
@@ -110,6 +108,8 @@ def _check_lexicons(state, types: list, source: str) -> None:
         total += len(name) + len(entries)
     if total > MAX_LEXICON_CHARS:
         raise _fail(source, f"{where}: larger than {MAX_LEXICON_CHARS:,} characters in all")
+    if list(state) != types:
+        raise _fail(source, f"{where}: types {list(state)[:10]}, model.lexicons has {types[:10]}")
 
 
 def _check_schemes(state: dict, tags: list[str], source: str) -> None:

@@ -202,11 +202,11 @@ def check_data_files(config: Config) -> None:
         else:
             what = f"{not_regular(path)}, expected a regular file"
         raise CrftagError(f"{name}: {path}: {what}")
-    for vectors in vector_files(config):
-        if os.path.lexists(vectors) and not is_regular_file(vectors):
-            raise CrftagError(
-                f"model.embeddings: {vectors}: {not_regular(vectors)}, expected a file"
-            )
+    named = [("model.embeddings", path) for path in vector_files(config)]
+    named += [(f"model.lexicons.{k}", path) for k, path in (config.model.lexicons or {}).items()]
+    for name, path in named:
+        if os.path.lexists(path) and not is_regular_file(path):
+            raise CrftagError(f"{name}: {path}: {not_regular(path)}, expected a file")
 
 
 def check_model_settings(config: Config) -> None:

@@ -12,7 +12,6 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from crftag.data.lexicons import POSITIONS
 from crftag.nn.fused_lstm import bilstm_layer
 
 __all__ = [
@@ -20,29 +19,11 @@ __all__ = [
     "CharCNN",
     "CharLSTM",
     "Dropout",
-    "LexiconEmbedding",
     "LockedDropout",
     "WordBiLSTM",
     "WordEmbedding",
     "use_fast_training",
 ]
-
-
-class LexiconEmbedding(nn.Module):
-    """A learned vector for each dictionary type's position of a token (O, B, I, E, S:
-    :mod:`crftag.data.lexicons`), the types' vectors side by side:
-    positions (B, T, L) long -> (B, T, L * D)."""
-
-    def __init__(self, num_types: int, dim: int) -> None:
-        super().__init__()
-        self.num_types = num_types
-        self.embedding = nn.Embedding(num_types * len(POSITIONS), dim)
-
-    def forward(self, positions: torch.Tensor) -> torch.Tensor:
-        # Each type has rows of its own: type l's position p is row l * 5 + p.
-        offsets = torch.arange(self.num_types, device=positions.device) * len(POSITIONS)  # (L,)
-        embedded = self.embedding(positions + offsets)  # (B, T, L, D)
-        return embedded.flatten(start_dim=2)
 
 
 class WordEmbedding(nn.Module):

@@ -21,11 +21,11 @@ from crftag.nn.encoders import (
     CharCNN,
     CharLSTM,
     Dropout,
-    LexiconEmbedding,
     LockedDropout,
     WordBiLSTM,
     WordEmbedding,
 )
+from crftag.nn.lexicons import LexiconEmbedding
 
 __all__ = ["BiLSTMCRF", "CRFTagger", "FeatureCRF"]
 

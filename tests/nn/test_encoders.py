@@ -6,7 +6,8 @@ import torch
 
 from crftag.inference.tagger import Tagger
 from crftag.modelfiles.checkpoint import save_model
-from crftag.nn.encoders import CasingEmbedding, LexiconEmbedding, WordEmbedding
+from crftag.nn.encoders import CasingEmbedding, WordEmbedding
+from crftag.nn.lexicons import LexiconEmbedding
 
 ROWS, DIM, TRAINED = 12, 4, 7
 

@@ -65,6 +65,9 @@ MAX_SEED = 2**32 - 1  # what numpy's and CUDA's generators take
 MAX_DROPOUT = 0.95  # beyond, each unit survives so rarely that training only sees noise
 
 
+_WIDTH = {"minimum": 1, "maximum": MAX_WIDTH}  # the checks of a width of the network
+
+
 def _key(default: Any, doc: str, **checks: Any) -> Any:
     """A config key: its default, its description (docs/config.md is generated from it by
     :mod:`crftag.config.reference`), and the checks :func:`load_config` applies: ``choices``,
@@ -172,8 +175,8 @@ class ModelConfig:
         minimum=1,
         maximum=MAX_BUCKETS,
     )
-    word_dim: int = _key(
-        100, "Word embedding size (that of `model.embeddings`).", minimum=1, maximum=MAX_WIDTH
+    word_dim: int | None = _key(
+        None, "Word embedding size; null: that of `model.embeddings`, else 100.", **_WIDTH
     )
     char_encoder: str = _key(
         "cnn",
@@ -224,10 +227,11 @@ class ModelConfig:
         maximum=MAX_WIDTH,
     )
     constrained: bool = _key(True, "Forbid the transitions the span scheme never makes.")
-    embeddings: str | None = _key(
-        None, "Pretrained vectors: GloVe or word2vec text, plain or gzip; dimension `word_dim`."
+    embeddings: str | list[str] | None = _key(
+        None, "Pretrained vectors in any common format; a list: side by side (docs/your-data.md)."
     )
     freeze_embeddings: bool = _key(False, "Keep the word embeddings fixed during training.")
+    lexicons: dict[str, str] | None = _key(None, "`{TYPE: file}` dictionaries (docs/your-data.md).")
 
 
 @dataclass(frozen=True)
@@ -336,7 +340,7 @@ class Config:
         return build(cls, raw, source)
 
 
-_PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings",)}
+_PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings", "lexicons")}
 _PATH_KEYS["train"] = ("init_from", "rehearsal")  # a bundled model's name: see init_from.py
 
 
@@ -370,6 +374,8 @@ def load_config(
 
 
 def _relative_to(base: str, value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _relative_to(base, item) for key, item in value.items()}
     if isinstance(value, list):
         return [_relative_to(base, item) for item in value]
     if isinstance(value, str) and value != "-" and not os.path.isabs(value):

@@ -14,6 +14,7 @@ import torch
 
 from crftag.data.features import FeatureHasher
 from crftag.data.indices import group_ids, index_arrays, token_cache
+from crftag.data.lexicons import lexicon_arrays
 from crftag.data.vocab import Vocabularies
 
 __all__ = [
@@ -37,6 +38,8 @@ class Encoded:
     features  (T, F) long hashed feature ids (feature CRF), or None
     allowed   (T, K) bool, the tags each token may take, for a sentence with unknown tags
               (:mod:`crftag.data.partial`); None when fully labelled
+    lexicon   (T, L) long, each token's position in each dictionary type's match
+              (:mod:`crftag.data.lexicons`), or None for a model without dictionaries
     """
 
     words: torch.Tensor
@@ -44,6 +47,7 @@ class Encoded:
     tags: torch.Tensor | None
     features: torch.Tensor | None = None
     allowed: torch.Tensor | None = None
+    lexicon: torch.Tensor | None = None
 
 
 @dataclass
@@ -60,6 +64,7 @@ class Batch:
              the same word share an id (:func:`document_groups`); padding has an id of its own
     allowed_tags (B, T, K) bool, or None: the tags each token may take when some sentence has
              unknown tags; a fully labelled row allows its own tag only, padding every tag
+    lexicon  (B, T, L) long dictionary positions, 0 at padding, or None (no dictionaries)
     """
 
     words: torch.Tensor
@@ -70,6 +75,7 @@ class Batch:
     features: torch.Tensor | None = None
     groups: torch.Tensor | None = None
     allowed_tags: torch.Tensor | None = None
+    lexicon: torch.Tensor | None = None
 
     def to(self, device: torch.device) -> Batch:
         return Batch(
@@ -87,6 +93,7 @@ class Batch:
                 if self.allowed_tags is None
                 else self.allowed_tags.to(device, non_blocking=True)
             ),
+            lexicon=None if self.lexicon is None else self.lexicon.to(device, non_blocking=True),
         )
 
 
@@ -115,11 +122,15 @@ def encode(
                 vocabularies.feature_buckets
             )
         features = hasher(tokens)
+    lexicons = vocabularies.lexicons
     return Encoded(
         words=torch.tensor(words, dtype=torch.long),
         chars=torch.tensor(chars, dtype=torch.long).view(len(tokens), longest),
         tags=None if tags is None else torch.tensor(vocabularies.tags.indices(tags)),
         features=features,
+        lexicon=None
+        if lexicons is None
+        else torch.from_numpy(lexicon_arrays([tokens], lexicons)[0]),
     )
 
 
@@ -136,7 +147,7 @@ def _encode_partial(
             allowed[position, indices] = True
     encoded = encode(tokens, vocabularies)
     tags = allowed.to(torch.uint8).argmax(1)  # (T,) the first allowed tag of each token
-    return Encoded(encoded.words, encoded.chars, tags, encoded.features, allowed)
+    return Encoded(encoded.words, encoded.chars, tags, encoded.features, allowed, encoded.lexicon)
 
 
 def collate(items: Sequence[Encoded]) -> Batch:
@@ -151,9 +162,14 @@ def collate(items: Sequence[Encoded]) -> Batch:
     features = None
     if items[0].features is not None:
         features = torch.zeros(batch_size, max_length, items[0].features.size(1), dtype=torch.long)
+    lexicon = None
+    if items[0].lexicon is not None:
+        lexicon = torch.zeros(batch_size, max_length, items[0].lexicon.size(1), dtype=torch.long)
     for row, item in enumerate(items):
         length, width = item.chars.shape
         words[row, :length] = item.words
+        if lexicon is not None:
+            lexicon[row, :length] = item.lexicon
         chars[row, :length, :width] = item.chars
         if tags is not None:
             tags[row, :length] = item.tags
@@ -168,6 +184,7 @@ def collate(items: Sequence[Encoded]) -> Batch:
         tags=tags,
         features=features,
         allowed_tags=_allowed_tags(items, tags),
+        lexicon=lexicon,
     )
 
 
@@ -199,12 +216,14 @@ def encode_batch(sentences: Sequence[Sequence[str]], vocabularies: Vocabularies)
     batch_size, max_length = words.shape
     lengths_tensor = torch.from_numpy(lengths)
     mask = torch.arange(max_length).unsqueeze(0) < lengths_tensor.unsqueeze(1)
+    lexicons = vocabularies.lexicons
     return Batch(
         words=torch.from_numpy(words),
         chars=torch.from_numpy(chars),
         mask=mask,
         lengths=lengths_tensor,
         tags=None,
+        lexicon=None if lexicons is None else torch.from_numpy(lexicon_arrays(sentences, lexicons)),
     )
 
 

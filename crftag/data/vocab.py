@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from crftag.data.lexicons import Lexicons
+
 __all__ = ["PAD", "UNK", "Vocabularies", "Vocabulary", "look_up", "normalize_word"]
 
 PAD = "<pad>"
@@ -112,6 +114,7 @@ class Vocabularies:
     feature_buckets: int = 0
     # Characters of a word the character encoder reads (``model.max_word_chars``).
     max_word_chars: int = 64
+    lexicons: Lexicons | None = None  # ``model.lexicons``' entries, matched as token features
 
     def word_key(self, word: str) -> str:
         return normalize_word(
@@ -124,7 +127,7 @@ class Vocabularies:
         return UNKNOWN_INDEX if index is None else index
 
     def to_state(self) -> dict:
-        return {
+        state = {
             "words": self.words.to_state(),
             "chars": self.chars.to_state(),
             "tags": self.tags.to_state(),
@@ -133,6 +136,9 @@ class Vocabularies:
             "feature_buckets": self.feature_buckets,
             "max_word_chars": self.max_word_chars,
         }
+        if self.lexicons is not None:  # absent, a model's state is what it was before them
+            state["lexicons"] = self.lexicons.to_state()
+        return state
 
     @classmethod
     def from_state(cls, state: dict) -> Vocabularies:
@@ -145,4 +151,5 @@ class Vocabularies:
             feature_buckets=int(state.get("feature_buckets", 0)),
             # Models written before the key read 64 characters of a word.
             max_word_chars=int(state.get("max_word_chars", 64)),
+            lexicons=Lexicons.from_state(state["lexicons"]) if "lexicons" in state else None,
         )

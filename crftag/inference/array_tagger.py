@@ -21,6 +21,7 @@ from crftag.crf.posteriors import (
     path_scores_arrays,
 )
 from crftag.data.indices import batch_rows, group_ids, index_arrays
+from crftag.data.lexicons import lexicon_arrays
 from crftag.data.vocab import Vocabularies
 from crftag.inference.array_confidence import span_confidences_arrays
 from crftag.inference.base import BatchScores, TaggerBase, existing_paths
@@ -34,13 +35,15 @@ __all__ = ["ArrayTagger"]
 
 @dataclass
 class ArrayBatch:
-    """A batch as index arrays: words (B, T), chars (B, T, C), lengths (B,), and for a model
-    with document context each position's document group (B, T)."""
+    """A batch as index arrays: words (B, T), chars (B, T, C), lengths (B,), for a model
+    with document context each position's document group (B, T), and for one with
+    dictionaries each token's position in each type's match (B, T, L)."""
 
     words: np.ndarray
     chars: np.ndarray
     lengths: np.ndarray
     groups: np.ndarray | None
+    lexicon: np.ndarray | None = None
 
 
 class ArrayTagger(TaggerBase):
@@ -101,7 +104,9 @@ class ArrayTagger(TaggerBase):
             batch = [sentences[i] for i in indices]
             words, chars, lengths = index_arrays(batch, self.vocabularies)
             groups = None if keys is None else group_ids(batch, keys, self.vocabularies)
-            yield indices, ArrayBatch(words, chars, lengths, groups)
+            lexicons = self.vocabularies.lexicons
+            lexicon = None if lexicons is None else lexicon_arrays(batch, lexicons)
+            yield indices, ArrayBatch(words, chars, lengths, groups, lexicon)
 
     @contextmanager
     def _running(self) -> Iterator[None]:
@@ -117,7 +122,12 @@ class ArrayTagger(TaggerBase):
         """(B, T, K) float32 emission scores."""
         network = self.network
         return network.emissions(
-            batch.words, batch.chars, batch.lengths, batch.groups, self._loop_threads
+            batch.words,
+            batch.chars,
+            batch.lengths,
+            batch.groups,
+            self._loop_threads,
+            lexicon=batch.lexicon,
         )
 
     def _potentials(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -35,6 +35,7 @@ REQUIRED = {
 }
 MAX_DEPTH = 16  # of nested lists and dicts in any plain value
 MAX_ITEMS = 2_000_000  # list items, dict entries and characters, in all
+MAX_LEXICON_CHARS = 1 << 28  # dictionary entries, in all: millions of names
 MAX_PARAMETERS = 1 << 30  # about 4 GB in float32: far beyond any model crftag trains
 # The weights that set the CRF's scores directly (check_score_range).
 SCORING_WEIGHTS = (
@@ -90,6 +91,23 @@ def _check_vocabulary(state, source: str, name: str) -> list[str]:
     return symbols
 
 
+def _check_lexicons(state, types: list, source: str) -> None:
+    """Dictionaries (:meth:`crftag.data.lexicons.Lexicons.to_state`): a string of entries per
+    type, bounded in all, for the ``types`` of the config's ``model.lexicons``, in order."""
+    where = "vocabularies.lexicons"
+    if not isinstance(state, dict):
+        raise _fail(source, f"{where}: expected a mapping of types to entries")
+    total = 0
+    for name, entries in state.items():
+        if not isinstance(name, str) or not isinstance(entries, str):
+            raise _fail(source, f"{where}: expected type names and strings of entries")
+        total += len(name) + len(entries)
+    if total > MAX_LEXICON_CHARS:
+        raise _fail(source, f"{where}: larger than {MAX_LEXICON_CHARS:,} characters in all")
+    if list(state) != types:
+        raise _fail(source, f"{where}: types {list(state)[:10]}, model.lexicons has {types[:10]}")
+
+
 def _check_schemes(state: dict, tags: list[str], source: str) -> None:
     data, train = state["data_scheme"], state["train_scheme"]
     if data not in (*SPAN_SCHEMES, "none"):
@@ -117,9 +135,14 @@ def check_payload(state: dict, source: str) -> None:
         raise _fail(source, f"format_version {state['format_version']}: expected 1 or more")
     if not isinstance(state.get("metrics", {}), dict):
         raise _fail(source, "metrics: expected a mapping")
-    for key in ("config", "vocabularies", "metrics", "crftag_version"):
-        _check_plain(state.get(key), source, key)
     vocabularies = state["vocabularies"]
+    plain = {key: state.get(key) for key in ("config", "metrics", "crftag_version")}
+    plain["vocabularies"] = {k: v for k, v in vocabularies.items() if k != "lexicons"}
+    for key, value in plain.items():
+        _check_plain(value, source, key)
+    model = state["config"].get("model")
+    files = model.get("lexicons") if isinstance(model, dict) else None
+    _check_lexicons(vocabularies.get("lexicons", {}), list(files or ()), source)
     symbols = {
         name: _check_vocabulary(vocabularies.get(name), source, name)
         for name in ("words", "chars", "tags")

@@ -247,6 +247,12 @@ def onnx_model(metadata: Mapping, weights: Mapping[str, np.ndarray]):
     model = metadata["config"]["model"]
     if model["encoder"] != "bilstm":
         raise CrftagError(f"model.encoder {model['encoder']}: ONNX export takes a BiLSTM-CRF")
+    if model.get("lexicons"):
+        # The dictionaries' matches are computed outside the network, which the graph does not
+        # hold yet: the NumPy export carries them.
+        raise CrftagError(
+            "model.lexicons: ONNX export takes no dictionaries yet; use --format numpy"
+        )
     graph = _Graph()
     context = bool(model.get("document_context"))
     char_symbols = metadata["vocabularies"]["chars"]["symbols"]

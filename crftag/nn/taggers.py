@@ -15,6 +15,7 @@ from torch.nn import functional
 from crftag.config.sections import Config, ModelConfig
 from crftag.crf.crf import CRF
 from crftag.data.batching import Batch
+from crftag.data.lexicons import FEATURE_SIZE
 from crftag.data.schemes import allowed_transitions
 from crftag.data.vocab import Vocabularies
 from crftag.nn.encoders import (
@@ -26,6 +27,7 @@ from crftag.nn.encoders import (
     WordBiLSTM,
     WordEmbedding,
 )
+from crftag.nn.lexicons import LexiconEmbedding
 
 __all__ = ["BiLSTMCRF", "CRFTagger", "FeatureCRF", "build_model"]
 
@@ -153,11 +155,15 @@ class BiLSTMCRF(CRFTagger):
             if char_symbols is None:
                 raise ValueError("expected the character vocabulary's symbols for casing_dim > 0")
             self.casing = CasingEmbedding(char_symbols, config.casing_dim)
+        self.lexicon = None
+        lexicon_size = FEATURE_SIZE * len(config.lexicons or ())
+        if config.lexicons:
+            self.lexicon = LexiconEmbedding(len(config.lexicons), FEATURE_SIZE)
         self.dropout = (
             LockedDropout(config.dropout) if config.locked_dropout else Dropout(config.dropout)
         )
         self.encoder = WordBiLSTM(
-            config.word_dim + char_size + config.casing_dim,
+            config.word_dim + char_size + config.casing_dim + lexicon_size,
             config.hidden_size,
             config.num_layers,
             config.dropout,
@@ -180,6 +186,10 @@ class BiLSTMCRF(CRFTagger):
             features = torch.cat([features, self.char_encoder(batch.chars)], dim=2)
         if self.casing is not None:
             features = torch.cat([features, self.casing(batch.chars)], dim=2)
+        if self.lexicon is not None:
+            if batch.lexicon is None:
+                raise ValueError("a model with lexicons needs batch.lexicon")
+            features = torch.cat([features, self.lexicon(batch.lexicon)], dim=2)
         encoded = self.encoder(self.dropout(features), batch.lengths)  # (B, T, 2H)
         if self.document_context:
             if batch.groups is None:

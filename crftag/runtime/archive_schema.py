@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from crftag.data.lexicons import FEATURE_SIZE, POSITIONS
 from crftag.errors import CrftagError
 
 __all__ = ["MAX_TAG_SCORE", "check_arrays", "check_score_range", "expected_arrays"]
@@ -54,6 +55,10 @@ def expected_arrays(model: Mapping, words: int, chars: int, tags: int) -> Shapes
         features += 2 * char_size
     if model["casing_dim"]:
         shapes["casing.embedding.weight"] = ((CASING_CLASSES, model["casing_dim"]), "float")
+    types = len(model.get("lexicons") or ())
+    if types:
+        shapes["lexicon.embedding.weight"] = ((types * len(POSITIONS), FEATURE_SIZE), "float")
+        features += types * FEATURE_SIZE
     hidden = model["hidden_size"]
     shapes.update(_lstm("encoder.lstm.", features, hidden, model["num_layers"]))
     projected = 2 * hidden * (2 if model["document_context"] else 1)

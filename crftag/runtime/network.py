@@ -14,6 +14,7 @@ from functools import partial
 
 import numpy as np
 
+from crftag.data.lexicons import POSITIONS
 from crftag.runtime.encodings import WordEncodings
 from crftag.runtime.recurrent import lstm, network_layers, pack, packed_lstm
 
@@ -83,6 +84,14 @@ def _char_lstm(
     return output
 
 
+def _lexicon_features(weights: Mapping[str, np.ndarray], positions: np.ndarray) -> np.ndarray:
+    """positions (N, L) -> (N, L * D): each type's row of its position, as
+    :class:`crftag.nn.encoders.LexiconEmbedding` gives it."""
+    table = weights["lexicon.embedding.weight"]  # (L * 5, D)
+    offsets = np.arange(positions.shape[1]) * len(POSITIONS)  # (L,)
+    return table[positions + offsets].reshape(len(positions), -1)
+
+
 def _group_means(states: np.ndarray, groups: np.ndarray) -> np.ndarray:
     """states (N, D), groups (N,) ids -> (N, D): each position the mean over the positions with
     its id. Only real positions are packed, so padding (an id of its own) never counts."""
@@ -123,6 +132,7 @@ def emissions(
     lengths: np.ndarray,
     groups: np.ndarray | None = None,
     kinds: np.ndarray | None = None,
+    lexicon: np.ndarray | None = None,
 ) -> np.ndarray:
     """Emission scores (B, T, K) of a BiLSTM-CRF.
 
@@ -130,10 +140,11 @@ def emissions(
     ``casing_dim``, ``document_context``); words (B, T) and chars (B, T, C) indices, 0 padding;
     lengths (B,); groups (B, T) document groups for a model with document context (padding with
     an id of its own); kinds the :func:`casing_kinds` of the character vocabulary for a model
-    with a casing embedding."""
+    with a casing embedding; lexicon (B, T, L) dictionary positions for a model with
+    dictionaries (:func:`crftag.data.lexicons.lexicon_arrays`)."""
     network = Network(weights, model, [])
     network.kinds = kinds  # given, in place of a character vocabulary's
-    return network.emissions(words, chars, lengths, groups)
+    return network.emissions(words, chars, lengths, groups, lexicon=lexicon)
 
 
 class Network:
@@ -173,9 +184,11 @@ class Network:
         lengths: np.ndarray,
         groups: np.ndarray | None = None,
         threads: int = 1,
+        lexicon: np.ndarray | None = None,
     ) -> np.ndarray:
         """Emission scores (B, T, K) for words (B, T), chars (B, T, C), lengths (B,) and, for a
-        model with document context, groups (B, T), as :func:`emissions` takes them. Only the
+        model with document context, groups (B, T), and for one with dictionaries, lexicon
+        (B, T, L), as :func:`emissions` takes them. Only the
         real positions are computed; past each end, the scores of torch's zero states.
         ``threads``: for the compiled BiLSTM loops (see :func:`packed_lstm`)."""
         weights = self.weights
@@ -190,6 +203,8 @@ class Network:
         if self.model.get("casing_dim"):
             classes = _casing_classes(self.kinds, token_chars)
             features.append(weights["casing.embedding.weight"][classes])
+        if self.model.get("lexicons"):
+            features.append(_lexicon_features(weights, lexicon[packing.rows, packing.steps]))
         inputs = np.concatenate(features, axis=1)
         states, _ = packed_lstm(self.encoder_layers, inputs, packing, threads)
         context = self.model.get("document_context")

@@ -3,6 +3,7 @@ once, run before any work so a mistake costs seconds, not an epoch (or a machine
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import torch
@@ -11,26 +12,35 @@ from crftag.config.sections import Config
 from crftag.data.annotations import brat_names
 from crftag.data.paths import is_regular_file, not_regular
 from crftag.data.perturb import PERTURBATIONS
-from crftag.data.vectors import check_embeddings
+from crftag.data.vectors import embeddings_dims
 from crftag.data.vocab import PAD, UNK, Vocabularies, Vocabulary
 from crftag.errors import CrftagError
 from crftag.modelfiles.checkpoint_schema import MAX_PARAMETERS
 from crftag.nn.taggers import build_model
 from crftag.training.corpus import training_files
+from crftag.training.embeddings import vector_files
 
 __all__ = ["check_config", "check_device", "check_model_size", "check_output_dir"]
 
 GIB = 1 << 30
 
 
-def check_config(config: Config, *, data_files: bool = True) -> None:
+DEFAULT_WORD_DIM = 100  # the word embedding size of a model without vectors or model.word_dim
+
+
+def check_config(config: Config, *, data_files: bool = True) -> Config:
     """Every check of a config that reading it could not make; ``data_files=False`` leaves out
-    the data files (training in memory reads none)."""
+    the data files (training in memory reads none). Returns the config with what it leaves to
+    the files filled in: ``model.word_dim`` from the vectors (:func:`check_word_dim`)."""
     if data_files:
         check_data_files(config)
     check_model_settings(config)
     check_schedule(config)
     check_augment(config)
+    if config.model.word_dim is not None:
+        return config
+    model = dataclasses.replace(config.model, word_dim=check_word_dim(config))
+    return dataclasses.replace(config, model=model)
 
 
 def check_device(config: Config, device: torch.device) -> None:
@@ -194,9 +204,11 @@ def check_data_files(config: Config) -> None:
         else:
             what = f"{not_regular(path)}, expected a regular file"
         raise CrftagError(f"{name}: {path}: {what}")
-    vectors = config.model.embeddings
-    if vectors is not None and os.path.lexists(vectors) and not is_regular_file(vectors):
-        raise CrftagError(f"model.embeddings: {vectors}: {not_regular(vectors)}, expected a file")
+    named = [("model.embeddings", path) for path in vector_files(config)]
+    named += [(f"model.lexicons.{k}", path) for k, path in (config.model.lexicons or {}).items()]
+    for name, path in named:
+        if os.path.lexists(path) and not is_regular_file(path):
+            raise CrftagError(f"{name}: {path}: {not_regular(path)}, expected a file")
 
 
 def check_model_settings(config: Config) -> None:
@@ -205,7 +217,7 @@ def check_model_settings(config: Config) -> None:
         _check_feature_training(config)
         # Settings that work on the BiLSTM's inputs and states, which the features encoder does
         # not have.
-        for name in ("document_context", "hidden_layer", "locked_dropout"):
+        for name in ("document_context", "hidden_layer", "locked_dropout", "lexicons"):
             if getattr(config.model, name):
                 raise CrftagError(
                     f"model.{name} needs the BiLSTM encoder: remove it or set model.encoder: bilstm"
@@ -216,7 +228,7 @@ def check_model_settings(config: Config) -> None:
                 "model.embeddings: the features encoder uses no word vectors; "
                 "remove model.embeddings or set model.encoder: bilstm"
             )
-        check_embeddings(config.model.embeddings, config.model.word_dim)
+        check_word_dim(config)  # the vectors' sizes fit model.word_dim
     if config.train.embedding_lr_scale != 1.0:
         if config.model.encoder == "features":
             raise CrftagError(
@@ -228,6 +240,22 @@ def check_model_settings(config: Config) -> None:
                 "train.embedding_lr_scale: the word embeddings are frozen "
                 "(model.freeze_embeddings: true); set one or the other"
             )
+
+
+def check_word_dim(config: Config) -> int:
+    """The word embedding size: ``model.word_dim``, which must then equal the vectors' sizes
+    added up; or, where it is not given, those sizes (100 without vectors)."""
+    files = vector_files(config)
+    dims = embeddings_dims(files)
+    if config.model.word_dim is None:
+        return sum(dims) if files else DEFAULT_WORD_DIM
+    if files and sum(dims) != config.model.word_dim:
+        sizes = " + ".join(f"{path}: {dim}" for path, dim in zip(files, dims, strict=True))
+        raise CrftagError(
+            f"model.embeddings: vectors have {sum(dims)} dimensions but model.word_dim is "
+            f"{config.model.word_dim} ({sizes}); set model.word_dim: {sum(dims)} or leave it out"
+        )
+    return config.model.word_dim
 
 
 def check_schedule(config: Config) -> None:

@@ -19,6 +19,7 @@ from crftag.config.sections import Config
 from crftag.data.batching import Encoded, encode
 from crftag.data.conll import Sentence, document_keys, open_binary, read_columns
 from crftag.data.labelled import ANNOTATION_FORMATS, COLUMN_FORMATS, detect_labelled_format
+from crftag.data.lexicons import read_lexicons
 from crftag.data.partial import UNKNOWN, has_unknown, in_scheme, known, permitted_tags
 from crftag.data.schemes import detect_scheme, is_span_tagset
 from crftag.data.vocab import Vocabularies, Vocabulary
@@ -139,7 +140,8 @@ def _where_is(config: Config, path: str, tag: str) -> str:
 def build_vocabularies(
     config: Config, sentences: list[Sentence], train_scheme: str
 ) -> Vocabularies:
-    """Words (by their look-up form), characters and tags of the training sentences."""
+    """Words (by their look-up form), characters and tags of the training sentences, and the
+    entries of the dictionaries of ``model.lexicons``."""
     words: Counter[str] = Counter()
     chars: Counter[str] = Counter()
     tags: Counter[str] = Counter()
@@ -151,6 +153,7 @@ def build_vocabularies(
         normalize_digits=config.vocab.normalize_digits,
         feature_buckets=config.model.feature_buckets if config.model.encoder == "features" else 0,
         max_word_chars=config.model.max_word_chars,
+        lexicons=read_lexicons(config.model.lexicons) if config.model.lexicons else None,
     )
     for sentence in sentences:
         words.update(vocabularies.word_key(token) for token in sentence.tokens)

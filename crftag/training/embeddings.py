@@ -12,9 +12,17 @@ from crftag.data.vectors import Embeddings
 from crftag.data.vocab import Vocabularies, look_up
 from crftag.nn.taggers import BiLSTMCRF, CRFTagger
 
-__all__ = ["extend_with_embeddings", "initialise_embeddings", "set_trained_rows"]
+__all__ = ["extend_with_embeddings", "initialise_embeddings", "set_trained_rows", "vector_files"]
 
 FIRST_WORD = 2  # rows 0 and 1 are padding and the unknown word
+
+
+def vector_files(config: Config) -> list[str]:
+    """The files of ``model.embeddings``, in order (none, one or several)."""
+    files = config.model.embeddings
+    if files is None:
+        return []
+    return [files] if isinstance(files, str) else list(files)
 
 
 def extend_with_embeddings(vocabularies: Vocabularies, embeddings: Embeddings, limit: int) -> None:
@@ -36,24 +44,33 @@ def initialise_embeddings(
     model: CRFTagger, vocabularies: Vocabularies, embeddings: Embeddings
 ) -> None:
     """Copy pretrained vectors into the word embedding rows of the words that have one, matched
-    by :func:`look_up` on both sides' normalised forms."""
+    by :func:`look_up` on both sides' normalised forms; a word the files lack gets a vector
+    from its character n-grams where a file has them (fastText ``.bin``)."""
     by_key: dict[str, int] = {}
     for row, word in enumerate(embeddings.words):
         by_key.setdefault(vocabularies.word_key(word), row)
     for row, word in enumerate(embeddings.words):
         by_key.setdefault(vocabularies.word_key(word).lower(), row)
-    targets, sources = [], []
+    targets, sources, missing = [], [], []
     for index, key in enumerate(vocabularies.words.symbols[FIRST_WORD:], start=FIRST_WORD):
         row = look_up(key, by_key)
-        if row is not None:
+        if row is None:
+            missing.append((index, key))
+        else:
             targets.append(index)
             sources.append(row)
+    built = [(index, embeddings.subword_vector(key)) for index, key in missing]
+    built = [(index, vector) for index, vector in built if vector is not None]
+    weight = model.word_embedding.weight
     with torch.no_grad():
-        model.word_embedding.weight[torch.tensor(targets, dtype=torch.long)] = embeddings.vectors[
-            torch.tensor(sources, dtype=torch.long)
-        ]
+        if targets:
+            weight[torch.tensor(targets, dtype=torch.long)] = embeddings.vectors_of(sources)
+        for index, vector in built:
+            weight[index] = vector
     total = len(vocabularies.words) - FIRST_WORD
     print(f"embeddings: {len(targets)} of {total} words have a pretrained vector", file=sys.stderr)
+    if built:
+        print(f"embeddings: {len(built)} more built from their character n-grams", file=sys.stderr)
 
 
 def set_trained_rows(model: CRFTagger, config: Config, train_words: torch.Tensor) -> None:

@@ -46,7 +46,7 @@ ARCHITECTURE_KEYS = tuple(
 )
 # Keys a base model's own value is not taken for: its vectors' path is the machine it was
 # trained on's, and the new words' vectors are a choice for the new data.
-_NOT_INHERITED = ("embeddings", "freeze_embeddings")
+_NOT_INHERITED = ("embeddings", "freeze_embeddings", "lexicons")
 # The CRF's constraint buffers follow the tag set; build_model makes them for the merged one.
 _REBUILT = ("crf.allowed", "crf.allowed_start", "crf.allowed_end")
 # The dimensions of each weight that run over the tags (the others run over words, characters
@@ -123,6 +123,7 @@ def merge_vocabularies(base: Vocabularies, new: Vocabularies, config: Config) ->
     merged = Vocabularies.from_state(base.to_state())
     merged.words.extend(new.words.symbols)
     merged.chars.extend(new.chars.symbols)
+    merged.lexicons = new.lexicons  # the dictionaries as read now
     tags = plan_tags(
         base.tags.symbols,
         new.tags.symbols,

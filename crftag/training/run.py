@@ -72,14 +72,14 @@ def train(
         if resume:
             resume_file(output_dir)  # before the lock: a missing run is not a locked one
         else:
-            _check_before_work(config, device, output_dir)
+            config = _check_before_work(config, device, output_dir)
         main = launched_rank() == 0  # under torchrun, rank 0 holds the directory for all
         with hold_run_directory(output_dir, resume=resume, overwrite=overwrite, main=main):
             resume_state = None
             if resume:
                 resume_state, config = load_resume(output_dir)
                 _check_history(resume_state["run_state"]["history"], output_dir)
-                _check_before_work(config, device, output_dir)
+                config = _check_before_work(config, device, output_dir)
             group, device = join(device)
             try:
                 return _train_run(
@@ -155,7 +155,7 @@ def train_in_memory(
     ``model.embeddings``; return a tagger with the best-on-dev weights and the epochs.
     ``config.data``'s file paths are not read (only its column and scheme settings count)."""
     device = torch.device(device)
-    check_config(config, data_files=False)
+    config = check_config(config, data_files=False)
     check_device(config, device)
     run = start_run(config, [("<memory>", list(train))], device=device, show_progress=False)
     best: dict[str, torch.Tensor] = {}
@@ -205,10 +205,12 @@ def _dev_evaluation(run: Run, dev: list[Sentence]) -> Callable[[], float | None]
     return lambda: sum(headline(score_sentences(tagger, copy)) for copy in copies) / len(copies)
 
 
-def _check_before_work(config: Config, device: torch.device, output_dir: str) -> None:
-    check_config(config)
+def _check_before_work(config: Config, device: torch.device, output_dir: str) -> Config:
+    """The checks of a new run; the config with what it leaves to the files filled in."""
+    config = check_config(config)
     check_device(config, device)
     check_output_dir(output_dir)
+    return config
 
 
 def _check_history(history: list, output_dir: str) -> None:

@@ -32,6 +32,7 @@ from crftag.training.embeddings import (
     extend_with_embeddings,
     initialise_embeddings,
     set_trained_rows,
+    vector_files,
 )
 from crftag.training.init_from import (
     check_architecture,
@@ -175,7 +176,7 @@ def _vocabularies(
             vocabularies = merge_vocabularies(base.vocabularies, vocabularies, config)
         if config.model.embeddings is not None:
             embeddings = read_embeddings(
-                config.model.embeddings,
+                vector_files(config),
                 show_progress=show_progress,
                 max_words=config.vocab.max_size,
             )

@@ -1,6 +1,7 @@
 """The end of `crftag train` on stderr: a table on a terminal, two plain lines in a log."""
 
 import io
+import os
 import sys
 
 from crftag.cli import training as cli
@@ -42,3 +43,36 @@ def test_without_dev_or_test_only_the_saved_model_is_reported(monkeypatch):
     monkeypatch.setattr(sys, "stderr", log)
     cli._report_training({**METRICS, "dev": None, "test": None}, "m.pt")
     assert log.getvalue() == "saved m.pt\n"
+
+
+def test_dictionaries_named_in_a_config_train_export_and_tag_alike(invoke, tmp_path, tiny_args):
+    """Paths of model.lexicons are relative to the config file; the trained model and its
+    export carry the entries, and tag the same without the files."""
+    import shutil
+
+    folder = tmp_path / "config"
+    folder.mkdir()
+    shutil.copy("tests/fixtures/lexicons/locations.txt", folder / "places.txt")
+    root = os.path.abspath(".")
+    (folder / "mine.yaml").write_text(
+        f"data:\n  train: {root}/data/ner_sample.train.conll\n"
+        f"  dev: {root}/data/ner_sample.dev.conll\n"
+        "model:\n  lexicons: {LOC: places.txt}\n",
+        encoding="utf-8",
+    )
+    run = tmp_path / "run"
+    result = invoke(
+        ["train", str(folder / "mine.yaml"), "-o", str(run), *tiny_args(train__epochs=1)]
+    )
+    assert result.status == 0, result.stderr
+    (folder / "places.txt").unlink()  # the model holds its entries
+    export = tmp_path / "model.npz"
+    assert invoke(["export", str(run), str(export)]).status == 0
+    onnx = invoke(["export", str(run), str(tmp_path / "model.onnx"), "--format", "onnx"])
+    assert onnx.status == 2 and "model.lexicons" in onnx.stderr, onnx.stderr
+    assert len(onnx.stderr.strip().splitlines()) == 1 and not (tmp_path / "model.onnx").exists()
+    text = "Reuters reported from Berlin and Frankfurt on Monday .\n"
+    from_torch = invoke(["predict", "-m", str(run)], stdin=text)
+    from_numpy = invoke(["predict", "-m", str(export)], stdin=text)
+    assert from_torch.status == from_numpy.status == 0, from_numpy.stderr
+    assert from_torch.stdout == from_numpy.stdout and from_torch.stdout.strip()

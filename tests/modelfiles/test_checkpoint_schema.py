@@ -68,6 +68,12 @@ CASES = {
     "deep nesting": (["config", "model", "bomb"], nested(60), "nested more than"),
     "shared nesting": (["metrics", "bomb"], shared(12, 8), "larger than"),
     "huge list": (["metrics", "history"], [0] * 3_000_000, "larger than"),
+    "lexicons without the config's": (
+        ["vocabularies", "lexicons"],
+        {"LOC": "berlin"},
+        "vocabularies.lexicons: types ['LOC'], model.lexicons has []",
+    ),
+    "lexicon entries a list": (["vocabularies", "lexicons"], {"LOC": ["berlin"]}, "strings"),
 }
 
 

@@ -1,5 +1,5 @@
 """Encoder parts: WordEmbedding's rows fixed out of training look up, save, load and train as
-if trained; CasingEmbedding's classes, trained and reloaded."""
+if trained; CasingEmbedding's classes, trained and reloaded; LexiconEmbedding's rows per type."""
 
 import pytest
 import torch
@@ -7,6 +7,7 @@ import torch
 from crftag.inference.tagger import Tagger
 from crftag.modelfiles.checkpoint import save_model
 from crftag.nn.encoders import CasingEmbedding, WordEmbedding
+from crftag.nn.lexicons import LexiconEmbedding
 
 ROWS, DIM, TRAINED = 12, 4, 7
 
@@ -99,3 +100,14 @@ def test_casing_embedding_trains_and_reloads(train_tiny, tmp_path):
     assert state["state_dict"]["casing.embedding.weight"].shape == (8, 4)
     tags = Tagger.load(str(tmp_path)).tag([["Anna", "visited", "PARIS", "in", "1990", "."]])
     assert len(tags[0]) == 6
+
+
+def test_lexicon_embedding_gives_each_type_rows_of_its_own():
+    torch.manual_seed(0)
+    module = LexiconEmbedding(num_types=2, dim=3)
+    positions = torch.tensor([[[0, 4], [1, 0]]])  # (B=1, T=2, L=2)
+    out = module(positions)
+    assert out.shape == (1, 2, 6)
+    rows = module.embedding.weight
+    assert torch.equal(out[0, 0], torch.cat([rows[0], rows[5 + 4]]))
+    assert torch.equal(out[0, 1], torch.cat([rows[1], rows[5 + 0]]))

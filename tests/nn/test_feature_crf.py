@@ -80,6 +80,7 @@ def test_feature_crf_through_the_cli(tmp_path, invoke):
         ("model.hidden_layer=50", "model.hidden_layer needs the BiLSTM encoder"),
         ("model.document_context=true", "model.document_context needs the BiLSTM encoder"),
         ("model.locked_dropout=true", "model.locked_dropout needs the BiLSTM encoder"),
+        ("model.lexicons={ORG: data/sentences.txt}", "model.lexicons needs the BiLSTM encoder"),
         ("train.embedding_lr_scale=0.1", "the features encoder has no word embeddings"),
     ],
 )

@@ -14,6 +14,11 @@ from crftag.inference.tagger import Tagger
 from crftag.modelfiles.checkpoint import export_arrays, load_model
 from crftag.runtime.archive import read_archive
 
+LEXICONS = {
+    "LOC": "tests/fixtures/lexicons/locations.txt",
+    "ORG": "tests/fixtures/lexicons/organisations.txt",
+}
+
 
 def sentences_and_documents():
     gold = read_corpus("data/ner_sample.dev.conll", ColumnSpec())
@@ -33,14 +38,26 @@ def exported(tagger, tmp_path):
         {},
         {"model__char_encoder": "lstm", "model__casing_dim": 4},
         {"model__document_context": True},
+        {"model__lexicons": LEXICONS},
     ],
-    ids=["cnn", "char-lstm-casing", "document-context"],
+    ids=["cnn", "char-lstm-casing", "document-context", "lexicons"],
 )
 def test_the_exported_model_gives_the_torch_tags(train_tiny, tmp_path, settings):
     tagger, _ = train_tiny(train__epochs=2, **settings)
     runtime = exported(tagger, tmp_path)
     sentences, documents = sentences_and_documents()
     assert runtime.tag(sentences, 16, documents) == tagger.tag(sentences, 16, documents)
+
+
+def test_an_export_carries_its_dictionaries(train_tiny, tmp_path):
+    tagger, _ = train_tiny(train__epochs=1, model__lexicons=LEXICONS)
+    runtime = exported(tagger, tmp_path)
+    assert runtime.vocabularies.lexicons.types == ["LOC", "ORG"]
+    sentence = ["Siemens", "AG", "in", "New", "York"]
+    expected = [[0, 1], [0, 3], [0, 0], [1, 0], [3, 0]]
+    assert runtime.vocabularies.lexicons.features(sentence) == expected
+    # the dictionaries' own files are not read again when tagging
+    assert tagger.vocabularies.lexicons.features(sentence) == expected
 
 
 def test_long_sentences_are_tagged_in_the_same_pieces(train_tiny, tmp_path):

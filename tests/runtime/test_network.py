@@ -22,6 +22,7 @@ def numpy_emissions(tagger, batch):
     model = vars(tagger.config.model)
     kinds = casing_kinds(tagger.vocabularies.chars.symbols) if model.get("casing_dim") else None
     groups = batch.groups.numpy() if batch.groups is not None else None
+    lexicon = batch.lexicon.numpy() if batch.lexicon is not None else None
     return emissions(
         weights,
         model,
@@ -30,6 +31,7 @@ def numpy_emissions(tagger, batch):
         batch.lengths.numpy(),
         groups,
         kinds,
+        lexicon,
     )
 
 
@@ -47,8 +49,9 @@ def torch_emissions(tagger, batch):
         {"model__char_encoder": "none", "model__casing_dim": 4},
         {"model__num_layers": 2, "model__hidden_layer": 16},
         {"model__document_context": True},
+        {"model__lexicons": {"LOC": "tests/fixtures/lexicons/locations.txt"}},
     ],
-    ids=["cnn", "char-lstm", "casing", "two-layers-tanh", "document-context"],
+    ids=["cnn", "char-lstm", "casing", "two-layers-tanh", "document-context", "lexicons"],
 )
 def test_numpy_emissions_equal_torch(train_tiny, settings, runtime_loops):
     tagger, _ = train_tiny(train__epochs=1, **settings)

@@ -97,11 +97,15 @@ def test_the_fingerprint_reads_only_the_brat_files(tiny_config, tmp_path, no_han
     assert data_fingerprint(tiny_config(data__train=str(folder))) != before
 
 
-@pytest.mark.parametrize("setting", ["train.rehearsal", "model.embeddings", "data.dev"])
+@pytest.mark.parametrize(
+    "setting", ["train.rehearsal", "model.embeddings", "data.dev", "model.lexicons.LOC"]
+)
 def test_other_data_paths_that_are_fifos_are_refused(invoke, tiny_args, tmp_path, no_hang, setting):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     args = ["train", "configs/sample.yaml", "-o", str(tmp_path / "run"), *tiny_args()]
-    result = invoke([*args, "--set", f"{setting}={fifo}", "--set", "data.test=null"])
+    value = f"{{LOC: {fifo}}}" if setting == "model.lexicons.LOC" else fifo
+    key = setting.removesuffix(".LOC")
+    result = invoke([*args, "--set", f"{key}={value}", "--set", "data.test=null"])
     assert result.status == 2
     assert result.stderr.startswith(f"crftag: error: {setting}: {fifo}: a FIFO (named pipe)")

@@ -1,0 +1,266 @@
+"""Pretrained word vectors in binary formats: word2vec's ``.bin`` and fastText's ``.bin``.
+
+word2vec binary (Mikolov et al.'s C tool, gensim's ``binary=True``): a text header line
+``count dimension``, then per word its UTF-8 bytes, a space, and ``dimension`` little-endian
+float32 values (a newline may precede the next word).
+
+fastText ``.bin`` (Bojanowski et al. 2017; versions 11 and 12 of the format, as fastText and
+gensim write them): the training arguments, the dictionary, and the input matrix, whose first
+``nwords`` rows are the words' own vectors and the next ``bucket`` rows those of character
+n-grams hashed into buckets. A word's vector is the mean of its own row and its n-grams' rows;
+a word not in the file gets the mean of its n-grams' rows, so a misspelling or a new name still
+has a meaningful vector. Quantized files (``.ftz``) are refused.
+
+Truncated or malformed files are one error naming the file, the byte offset (in the
+decompressed data) and what was being read.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from typing import BinaryIO
+
+import numpy as np
+
+from crftag.errors import CrftagError
+
+__all__ = [
+    "FASTTEXT_MAGIC",
+    "FastTextModel",
+    "compression",
+    "read_fasttext",
+    "read_fasttext_dim",
+    "read_word2vec_binary",
+]
+
+FASTTEXT_MAGIC = 793712314  # the int32 every fastText .bin of format 11 or later starts with
+_FASTTEXT_VERSIONS = (11, 12)
+_MAX_WORD_BYTES = 100_000  # longer than any word; a bound so a corrupt file is not read whole
+_CHUNK = 1 << 20
+
+
+def compression(stream: BinaryIO) -> str:
+    """What ``stream`` decompresses, for messages: gzip, bzip2, xz, or compressed."""
+    names = {"GzipFile": "gzip", "BZ2File": "bzip2", "LZMAFile": "xz"}
+    return names.get(type(stream).__name__, "compressed")
+
+
+class _Reader:
+    """Exact reads from a (possibly decompressing) stream, each failure a one-line error
+    naming the file and the byte offset."""
+
+    def __init__(self, path: str, stream: BinaryIO) -> None:
+        self.path = path
+        self.stream = stream
+        self.offset = 0  # bytes consumed by the caller
+        self.buffer = b""
+
+    def error(self, message: str) -> CrftagError:
+        return CrftagError(f"{self.path}: byte {self.offset}: {message}")
+
+    def _fill(self, size: int, what: str) -> None:
+        while len(self.buffer) < size:
+            try:
+                chunk = self.stream.read(max(_CHUNK, size - len(self.buffer)))
+            except EOFError:
+                raise self.error(
+                    f"the {compression(self.stream)} file ends early (truncated), in {what}"
+                ) from None
+            except (OSError, zlib.error, ValueError) as error:
+                raise self.error(
+                    f"corrupt {compression(self.stream)} data ({error}), in {what}"
+                ) from None
+            if not chunk:
+                return
+            self.buffer += chunk
+
+    def exact(self, size: int, what: str) -> bytes:
+        self._fill(size, what)
+        if len(self.buffer) < size:
+            raise self.error(f"the file ends early (truncated), in {what}")
+        data, self.buffer = self.buffer[:size], self.buffer[size:]
+        self.offset += size
+        return data
+
+    def until(self, delimiter: bytes, what: str) -> bytes:
+        """Bytes up to ``delimiter`` (consumed, not returned)."""
+        start = 0
+        while True:
+            found = self.buffer.find(delimiter, start)
+            if found >= 0:
+                data = self.buffer[:found]
+                self.buffer = self.buffer[found + 1 :]
+                self.offset += found + 1
+                return data
+            if len(self.buffer) > _MAX_WORD_BYTES:
+                raise self.error(f"no end of {what} within {_MAX_WORD_BYTES} bytes")
+            start = len(self.buffer)
+            self._fill(len(self.buffer) + 1, what)
+            if len(self.buffer) == start:
+                raise self.error(f"the file ends early (truncated), in {what}")
+
+    def unpack(self, layout: str, what: str) -> tuple:
+        return struct.unpack(layout, self.exact(struct.calcsize(layout), what))
+
+    def at_end_but_white_space(self) -> bool:
+        self._fill(64, "the end of the file")
+        return not self.buffer.strip()
+
+    def text(self, data: bytes, what: str) -> str:
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise self.error(f"{what} is not valid UTF-8 ({error.reason})") from None
+
+
+def _checked_count(reader: _Reader, count: int, max_words: int | None) -> None:
+    if max_words is not None and count > max_words:
+        raise reader.error(
+            f"{count} vectors, more than vocab.max_size={max_words}; raise vocab.max_size or "
+            "use a smaller file"
+        )
+
+
+def read_word2vec_binary(
+    path: str, stream: BinaryIO, max_words: int | None
+) -> tuple[list[str], np.ndarray]:
+    """The words and vectors (N, D) float32 of a word2vec binary file."""
+    reader = _Reader(path, stream)
+    header = reader.until(b"\n", "the header line").split()
+    if len(header) != 2 or not all(field.isdigit() for field in header):
+        raise reader.error("expected a header line 'count dimension'")
+    count, dim = int(header[0]), int(header[1])
+    if count < 1 or dim < 1:
+        raise reader.error(f"the header says {count} vectors of {dim} dimensions")
+    _checked_count(reader, count, max_words)
+    words: list[str] = []
+    vectors = np.empty((count, dim), dtype=np.float32)
+    for row in range(count):
+        what = f"vector {row + 1} of {count}"
+        words.append(reader.text(reader.until(b" ", f"the word of {what}").lstrip(b"\n"), what))
+        vectors[row] = np.frombuffer(reader.exact(4 * dim, what), dtype="<f4")
+    if not reader.at_end_but_white_space():
+        raise reader.error(f"data after the {count} vectors the header announces")
+    return words, vectors
+
+
+class FastTextModel:
+    """A fastText model's input vectors: every word's, and any string's from its n-grams."""
+
+    def __init__(self, words: list[str], matrix: np.ndarray, arguments: dict, prune: dict) -> None:
+        self.words = words
+        self.index = {word: row for row, word in enumerate(words)}
+        self.matrix = matrix  # (nwords + buckets, D) float32
+        self.minn, self.maxn, self.buckets = (
+            arguments["minn"],
+            arguments["maxn"],
+            arguments["bucket"],
+        )
+        self.prune = prune  # {} unpruned; else n-gram bucket -> its row past the words
+        self.pruned = arguments["pruneidx_size"] >= 0
+
+    @property
+    def dim(self) -> int:
+        return self.matrix.shape[1]
+
+    def ngram_rows(self, word: str) -> list[int]:
+        """Rows of the character n-grams of ``<word>``, as fastText's ``computeSubwords``
+        makes them: ``minn`` to ``maxn`` UTF-8 characters, hashed by 32-bit FNV-1a over the
+        bytes taken as signed chars."""
+        if self.maxn <= 0 or self.buckets <= 0 or (self.pruned and not self.prune):
+            return []
+        data = f"<{word}>".encode()
+        starts = [i for i, byte in enumerate(data) if byte & 0xC0 != 0x80] + [len(data)]
+        rows = []
+        for first, start in enumerate(starts[:-1]):
+            for n in range(self.minn, self.maxn + 1):
+                if first + n >= len(starts):
+                    break
+                end = starts[first + n]
+                if n == 1 and (start == 0 or end == len(data)):
+                    continue  # "<" and ">" alone
+                bucket = _fnv1a_signed(data[start:end]) % self.buckets
+                if self.pruned:
+                    if bucket not in self.prune:
+                        continue
+                    bucket = self.prune[bucket]
+                rows.append(len(self.words) + bucket)
+        return rows
+
+    def vector(self, word: str) -> np.ndarray | None:
+        """(D,) float32: the mean of the word's own row (if it has one) and its n-grams' rows;
+        None for a word outside the file with no n-gram."""
+        own = self.index.get(word)
+        rows = [] if word == _END_OF_SENTENCE else self.ngram_rows(word)
+        if own is not None:
+            rows.append(own)
+        if not rows:
+            return None
+        return self.matrix[rows].mean(axis=0, dtype=np.float64).astype(np.float32)
+
+
+def _fnv1a_signed(data: bytes) -> int:
+    hashed = 2166136261
+    for byte in data:
+        hashed ^= byte | 0xFFFFFF00 if byte >= 0x80 else byte  # int8_t -> uint32_t
+        hashed = (hashed * 16777619) & 0xFFFFFFFF
+    return hashed
+
+
+_END_OF_SENTENCE = "</s>"  # fastText's one word without n-grams
+_ARGUMENT_NAMES = (
+    "dim ws epoch minCount neg wordNgrams loss model bucket minn maxn lrUpdateRate"
+).split()
+
+
+def read_fasttext_dim(path: str, stream: BinaryIO) -> int:
+    """The vectors' dimension, from a fastText ``.bin``'s arguments."""
+    reader = _Reader(path, stream)
+    _check_magic(reader)
+    return reader.unpack("<12id", "the training arguments")[0]
+
+
+def _check_magic(reader: _Reader) -> None:
+    magic, version = reader.unpack("<ii", "the magic number and version")
+    if magic != FASTTEXT_MAGIC:
+        raise reader.error("not a fastText .bin file (wrong magic number)")
+    if version not in _FASTTEXT_VERSIONS:
+        raise reader.error(f"fastText format version {version}, expected 11 or 12")
+
+
+def read_fasttext(path: str, stream: BinaryIO, max_words: int | None) -> FastTextModel:
+    """A fastText ``.bin`` model's dictionary and input matrix (the output layer is not read)."""
+    reader = _Reader(path, stream)
+    _check_magic(reader)
+    values = reader.unpack("<12id", "the training arguments")
+    arguments = dict(zip(_ARGUMENT_NAMES, values[:12], strict=True))
+    size, nwords, _, _, pruneidx_size = reader.unpack("<iiiqq", "the dictionary sizes")
+    if not 0 < nwords <= size:
+        raise reader.error(f"the dictionary says {nwords} words of {size} entries")
+    _checked_count(reader, nwords, max_words)
+    words = []
+    for entry in range(size):
+        what = f"dictionary entry {entry + 1} of {size}"
+        word = reader.text(reader.until(b"\0", what), what)
+        reader.exact(9, what)  # the count (int64) and the entry type (int8: word or label)
+        if entry < nwords:
+            words.append(word)
+    arguments["pruneidx_size"] = pruneidx_size
+    prune = {}
+    for _ in range(max(pruneidx_size, 0)):
+        bucket, row = reader.unpack("<ii", "the pruned n-gram index")
+        prune[bucket] = row
+    (quantized,) = reader.unpack("<?", "the quantization flag")
+    if quantized:
+        raise reader.error("a quantized fastText model (.ftz); use its .bin or .vec file")
+    rows, dim = reader.unpack("<qq", "the input matrix size")
+    expected = nwords + (len(prune) if pruneidx_size >= 0 else arguments["bucket"])
+    if dim != arguments["dim"] or rows != expected:
+        raise reader.error(
+            f"the input matrix is {rows} x {dim}; the arguments say {expected} x {arguments['dim']}"
+        )
+    matrix = np.frombuffer(reader.exact(4 * rows * dim, "the input matrix"), dtype="<f4")
+    if not np.isfinite(matrix).all():
+        raise reader.error("the input matrix holds NaN or infinite values")
+    return FastTextModel(words, matrix.reshape(rows, dim).astype(np.float32), arguments, prune)

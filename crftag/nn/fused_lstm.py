@@ -14,10 +14,10 @@ used as they are and results agree up to the order of float summation.
 
 Where the optional C extension built (``crftag/runtime/_lstm.c``, see setup.py), the two time loops
 run there instead, over positions packed row after row; everything around the loops is the same
-few large products. The two directions run on two threads of OpenMP's pool (torch's own) where
-torch has two, or within :func:`loop_threads` (a training step, crftag/training/step.py) as many
-as it says, whatever torch has. The torch loops below remain for float16, other devices, and
-where no compiler was found.
+few large products. The two directions run on two threads (the caller's and the extension's
+own partner thread, see _lstm.c) where torch has two, or within :func:`loop_threads` (a
+training step, crftag/training/step.py) as many as it says, whatever torch has. The torch
+loops below remain for float16, other devices, and where no compiler was found.
 
 Shapes: B rows, T steps, D input features, H hidden units per direction, 2 directions, N real
 positions (the sum of the lengths).
@@ -57,8 +57,8 @@ def bilstm_layer(
 
 @contextmanager
 def loop_threads(count: int) -> Iterator[None]:
-    """Within: the compiled loops run their two directions on ``count`` threads (1 or 2) of
-    OpenMP's pool, whatever torch's own thread count is. The thread count changes no number
+    """Within: the compiled loops run their two directions on ``count`` threads (1 or 2),
+    whatever torch's own thread count is. The thread count changes no number
     (crftag/runtime/_lstm.c)."""
     global _loop_threads
     outer, _loop_threads = _loop_threads, max(1, min(count, 2))

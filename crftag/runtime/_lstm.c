@@ -522,18 +522,187 @@ static int find_path(const char *name) {
     return -1;
 }
 
+/* The partner: one thread of the module's own that runs the second direction of each call.
+ * OpenMP's pool gave a choice of two costs. Its waiting threads either spin for a core between
+ * parallel regions (libgomp's default: beside other busy processes they hold the cores that the
+ * other process's threads wait for) or sleep at once (OMP_WAIT_POLICY=PASSIVE, which the crftag
+ * command sets: each region then waits for a sleeping thread to wake, twice, which cost 7% of a
+ * training epoch here and a third on some CPUs). The partner spins only while the machine has a
+ * core for every runnable thread, which it reads from /proc/loadavg (its fourth field counts the
+ * runnable threads, its own and its caller's among them) at most every CHECK_NS, and for at most
+ * SPIN_NS; then it sleeps on a condition variable. The caller waits for it in the same way.
+ * A process forked after using it starts a new one (pthread_atfork), where OpenMP's pool would
+ * hang. The partner serves one call at a time; a call that finds it taken runs on OpenMP's pool,
+ * as before, with the same numbers. */
+#ifdef HAVE_PTHREADS
+#include <fcntl.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <emmintrin.h>
+#define RELAX() _mm_pause()
+#elif defined(__aarch64__)
+#define RELAX() __asm__ __volatile__("yield")
+#else
+#define RELAX() ((void)0)
+#endif
+
+enum { SPIN_NS = 5000000, CHECK_NS = 20000, RELAX_ROUNDS = 64 };
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    atomic_uint posted;   /* jobs handed to the partner so far */
+    atomic_uint finished; /* jobs it has finished */
+    atomic_flag taken;    /* a call is using it */
+    Job *job;
+    int started;          /* the thread runs in this process */
+    int spins;            /* whether waits may spin: two or more cores and /proc/loadavg read */
+    int loadavg;          /* /proc/loadavg open, or -1 */
+    long cores;
+} partner = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, ATOMIC_FLAG_INIT,
+             NULL, 0, 0, -1, 0};
+static int use_partner = 1; /* pool("partner") or pool("openmp") */
+
+static long long now_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+/* Whether more threads are runnable than the machine has cores (or it cannot be read). */
+static int machine_busy(void) {
+    char text[160];
+    const ssize_t size = pread(partner.loadavg, text, sizeof text - 1, 0);
+    if (size <= 0)
+        return 1;
+    text[size] = '\0';
+    const char *slash = strchr(text, '/'); /* "0.52 0.58 0.59 3/201 4242": runnable/all */
+    if (slash == NULL)
+        return 1;
+    const char *digits = slash;
+    while (digits > text && digits[-1] >= '0' && digits[-1] <= '9')
+        digits--;
+    return digits == slash || strtol(digits, NULL, 10) > partner.cores;
+}
+
+/* Spins until *counter equals target while the machine has cores to spare, for at most SPIN_NS;
+   returns whether it got there. */
+static int spin_until(atomic_uint *counter, unsigned target) {
+    const long long start = now_ns();
+    long long checked = start;
+    if (machine_busy())
+        return 0;
+    for (;;) {
+        for (int round = 0; round < RELAX_ROUNDS; round++) {
+            if (atomic_load_explicit(counter, memory_order_acquire) == target)
+                return 1;
+            RELAX();
+        }
+        const long long now = now_ns();
+        if (now - start > SPIN_NS)
+            return 0;
+        if (now - checked > CHECK_NS) {
+            if (machine_busy())
+                return 0;
+            checked = now;
+        }
+    }
+}
+
+/* Waits until *counter equals target: spinning while that is fair, then asleep. */
+static void await_count(atomic_uint *counter, unsigned target) {
+    if (partner.spins && spin_until(counter, target))
+        return;
+    pthread_mutex_lock(&partner.lock);
+    while (atomic_load(counter) != target)
+        pthread_cond_wait(&partner.changed, &partner.lock);
+    pthread_mutex_unlock(&partner.lock);
+}
+
+/* Sets *counter to value and wakes whoever sleeps on it. */
+static void announce(atomic_uint *counter, unsigned value) {
+    pthread_mutex_lock(&partner.lock);
+    atomic_store(counter, value);
+    pthread_cond_broadcast(&partner.changed);
+    pthread_mutex_unlock(&partner.lock);
+}
+
+static void *partner_main(void *unused) {
+    (void)unused;
+    for (unsigned done = 0;; done++) {
+        await_count(&partner.posted, done + 1);
+        partner.job->loop(partner.job);
+        announce(&partner.finished, done + 1);
+    }
+    return NULL;
+}
+
+/* In a forked child the thread is gone and the lock may be held: begin afresh. */
+static void partner_forgotten(void) {
+    pthread_mutex_init(&partner.lock, NULL);
+    pthread_cond_init(&partner.changed, NULL);
+    atomic_store(&partner.posted, 0);
+    atomic_store(&partner.finished, 0);
+    atomic_flag_clear(&partner.taken);
+    partner.started = 0;
+}
+
+static int start_partner(void) {
+    static int registered = 0;
+    if (!registered && pthread_atfork(NULL, NULL, partner_forgotten) != 0)
+        return -1;
+    registered = 1;
+    long usable = 1;
+#ifdef __linux__
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+        usable = CPU_COUNT(&allowed);
+    if (partner.loadavg < 0)
+        partner.loadavg = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+#endif
+    partner.cores = sysconf(_SC_NPROCESSORS_ONLN);
+    /* With one usable core a spinning thread would hold the core its partner needs. */
+    partner.spins = usable >= 2 && partner.loadavg >= 0;
+    pthread_attr_t attributes;
+    pthread_t thread;
+    pthread_attr_init(&attributes);
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    const int failed = pthread_create(&thread, &attributes, partner_main, NULL);
+    pthread_attr_destroy(&attributes);
+    partner.started = !failed;
+    return failed ? -1 : 0;
+}
+
+/* Runs jobs[0] here and jobs[1] on the partner; -1 where the partner is taken or cannot start. */
+static int run_with_partner(Job *jobs) {
+    if (atomic_flag_test_and_set(&partner.taken))
+        return -1;
+    if (!partner.started && start_partner() != 0) {
+        atomic_flag_clear(&partner.taken);
+        return -1;
+    }
+    partner.job = &jobs[1];
+    const unsigned ticket = atomic_load(&partner.posted) + 1;
+    announce(&partner.posted, ticket);
+    jobs[0].loop(&jobs[0]);
+    await_count(&partner.finished, ticket);
+    atomic_flag_clear(&partner.taken);
+    return 0;
+}
+#endif
+
 static void *run_job(void *job) {
     ((Job *)job)->loop(job);
     return NULL;
 }
 
-/* Runs the two directions' loops, on two threads of OpenMP's pool where the extension was built
-   with OpenMP: the pool torch's own CPU kernels use (both load the same libgomp), so no thread
-   spins for a core the loops need. With own_thread the second direction runs on a thread
-   started for the call instead, which the NumPy runtime asks for: OpenMP's pool hangs in a
-   process forked after using it, and its threads spin for the cores for milliseconds after
-   each call (beside torch's pool, which spins too, that costs nothing; in the runtime it takes
-   the second core from the work between calls). */
+/* Runs the two directions' loops: with two threads, the second direction on the partner (above),
+   or, where it is taken or pool("openmp") was chosen, on OpenMP's pool (torch's own: both load
+   the same libgomp). With own_thread the second direction runs on a thread started for the
+   call instead, which the NumPy runtime asks for (a thread that exists only while it works). */
 static int run_both(Job *jobs, int threads) {
 #ifdef HAVE_PTHREADS
     pthread_t helper;
@@ -543,6 +712,8 @@ static int run_both(Job *jobs, int threads) {
         pthread_join(helper, NULL);
         return jobs[0].status || jobs[1].status;
     }
+    if (threads == 2 && use_partner && run_with_partner(jobs) == 0)
+        return jobs[0].status || jobs[1].status;
 #endif
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
@@ -713,6 +884,26 @@ static PyObject *backward(PyObject *self, PyObject *args) {
     return finish(jobs, order, threads, in, COUNT);
 }
 
+/* pool([name]): which threads the second direction takes, "partner" or "openmp"; given a name,
+   that one from then on. */
+static PyObject *pool(PyObject *self, PyObject *args) {
+    const char *name = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "|s", &name))
+        return NULL;
+#ifdef HAVE_PTHREADS
+    if (name != NULL && strcmp(name, "partner") != 0 && strcmp(name, "openmp") != 0)
+        return PyErr_Format(PyExc_ValueError, "no pool %s: partner or openmp", name);
+    if (name != NULL)
+        use_partner = strcmp(name, "partner") == 0;
+    return PyUnicode_FromString(use_partner ? "partner" : "openmp");
+#else
+    if (name != NULL && strcmp(name, "openmp") != 0)
+        return PyErr_Format(PyExc_ValueError, "no pool %s here: openmp only", name);
+    return PyUnicode_FromString("openmp");
+#endif
+}
+
 /* The names of the paths this CPU runs, from the baseline up. */
 static PyObject *available(PyObject *self, PyObject *unused) {
     (void)self;
@@ -750,6 +941,10 @@ static PyMethodDef methods[] = {
      "own_thread=False): both directions' loops, on up to two threads (the second one of "
      "OpenMP's pool, or with own_thread one started for the call); states written, and with "
      "keep the gates activated in place and the cells written."},
+    {"pool", pool, METH_VARARGS,
+     "pool([name]): the threads the second direction takes, 'partner' (the module's own thread, "
+     "which spins only while the machine has a core to spare) or 'openmp'; given a name, that "
+     "one."},
     {"available", available, METH_NOARGS,
      "available(): the instruction-set paths this CPU runs, from the baseline up."},
     {"use", use, METH_VARARGS,
@@ -767,7 +962,8 @@ static struct PyModuleDef module = {
 };
 
 /* The best path this CPU runs, or the one CRFTAG_ISA names; a name this CPU does not run is
-   reported and the best one taken. */
+   reported and the best one taken. CRFTAG_LOOP_POOL=openmp: the second direction on OpenMP's
+   pool rather than the partner (the reference benchmarks/contention.py measures against). */
 PyMODINIT_FUNC PyInit__lstm(void) {
     for (int index = 0; index < PATH_COUNT; index++)
         if (cpu_runs(index))
@@ -781,5 +977,10 @@ PyMODINIT_FUNC PyInit__lstm(void) {
             PySys_FormatStderr("crftag: warning: CRFTAG_ISA=%s is not an instruction-set path "
                                "of this CPU; taking %s\n", wanted, path->name);
     }
+#ifdef HAVE_PTHREADS
+    const char *pool_name = getenv("CRFTAG_LOOP_POOL");
+    if (pool_name != NULL && strcmp(pool_name, "openmp") == 0)
+        use_partner = 0;
+#endif
     return PyModule_Create(&module);
 }

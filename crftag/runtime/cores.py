@@ -19,8 +19,10 @@ library sets nothing: a program that uses crftag keeps its own environment (it m
 
 A sleeping thread costs a wake-up at each parallel region, which a training step of torch's
 small operations on two threads met hundreds of times; so a training step runs torch on the
-calling thread and only the BiLSTM loops use the pool's second thread, four regions a step
-(crftag/training/step.py).
+calling thread (crftag/training/step.py), and the BiLSTM loops run their second direction on a
+thread of their own, not OpenMP's: the partner (crftag/runtime/_lstm.c), which spins between
+calls only while the machine has a core for every runnable thread and sleeps otherwise, so it is
+as quick as a spinning pool on a quiet machine and as fair as a sleeping one beside other work.
 
 NumPy's BLAS pool spins too, but crftag holds it to one thread while a tagger runs
 (crftag/runtime/threads.py), and the NumPy runtime's loops start their second thread per call,

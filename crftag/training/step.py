@@ -47,12 +47,12 @@ def train_step(
 @contextmanager
 def _step_threads(device: torch.device) -> Iterator[None]:
     """On the CPU, a step's torch operations run on the calling thread, and the compiled
-    BiLSTM loops alone take a second thread of OpenMP's pool (as many as torch had, at most
-    two): four parallel regions a step instead of hundreds. A step's operations are on a batch
-    of a few hundred words, each too small to gain much from a second thread; as parallel
-    regions, the pool's waiting thread either spins for a core between them (unfair to other
-    processes, docs/cpus.md) or sleeps and is woken for each (a third of the step's speed on
-    some CPUs). Torch's thread count is restored after the step."""
+    BiLSTM loops alone take a second thread (as many as torch had, at most two), their own
+    partner thread (crftag/runtime/_lstm.c), not OpenMP's pool. A step's operations are on a
+    batch of a few hundred words, each too small to gain much from a second thread; as OpenMP
+    parallel regions, the pool's waiting thread either spins for a core between them (unfair to
+    other processes, docs/cpus.md) or sleeps and is woken for each (a third of the step's speed
+    on some CPUs). Torch's thread count is restored after the step."""
     if device.type != "cpu":
         yield
         return

@@ -21,7 +21,10 @@ def report(train_busy=1.1, pair=1.2, epoch_ratio=0.97, other=1.4):
         },
         "two_trainings_at_once": {"walls_s": [[8.0, 8.3]], "slower_of_the_two": pair},
         "quiet_epoch": {
-            "tokens_per_s": {"no setting": [25000, 25500], "GOMP_SPINCOUNT=300000": [26000, 26100]},
+            "tokens_per_s": {
+                "no setting": [25000, 25500],
+                "OpenMP's pool, GOMP_SPINCOUNT=300000": [26000, 26100],
+            },
             "ratio": epoch_ratio,
             "target_ratio": 0.95,
         },
@@ -47,6 +50,8 @@ def test_each_missed_target_is_named(contention, settings, missed):
 
 def test_the_quiet_epochs_read_as_one_sentence(contention):
     line = contention.epoch_line(report())
-    assert "no setting: 25,000 / 25,500; GOMP_SPINCOUNT=300000: 26,000 / 26,100" in line
+    assert (
+        "no setting: 25,000 / 25,500; OpenMP's pool, GOMP_SPINCOUNT=300000: 26,000 / 26,100" in line
+    )
     assert "0.97x" in line and ">= 0.95x" in line
     assert contention.epoch_line({**report(), "quiet_epoch": None}) == ""

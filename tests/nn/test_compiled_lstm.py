@@ -109,6 +109,67 @@ def test_one_thread_and_two_give_the_same_bits():
         assert torch.equal(one, two)
 
 
+def _random_call(seed: int, hidden: int = 24) -> tuple:
+    """Arguments of one float32 forward call over rows of unequal lengths, and its state buffer."""
+    rng = np.random.default_rng(seed)
+    lengths = np.array([9, 8, 7, 7, 6, 5, 4, 3, 2, 1, 1], dtype=np.int64)
+    count = int(lengths.sum())
+    gates = rng.standard_normal((count, 8 * hidden), dtype=np.float32)
+    cells = np.empty((count, 2 * hidden), dtype=np.float32)
+    states = np.empty_like(cells)
+    weights = rng.standard_normal((2, hidden, 4 * hidden), dtype=np.float32) / 4
+    return (gates, cells, states, lengths, weights, len(lengths), hidden), states
+
+
+def _states(seed: int, threads: int) -> np.ndarray:
+    args, states = _random_call(seed)
+    fused_lstm._lstm.forward(*args, threads)
+    return states
+
+
+@pytest.fixture
+def pool_choice():
+    """Restores the loops' pool after a test that chooses one."""
+    chosen = fused_lstm._lstm.pool()
+    yield fused_lstm._lstm.pool
+    fused_lstm._lstm.pool(chosen)
+
+
+def test_the_partner_and_openmp_give_the_bits_of_one_thread(pool_choice):
+    assert pool_choice() == "partner"  # the default
+    alone = _states(1, threads=1)
+    for name in ("partner", "openmp"):
+        pool_choice(name)
+        assert np.array_equal(_states(1, threads=2), alone), name
+    with pytest.raises(ValueError, match="no pool"):
+        pool_choice("spinning")
+
+
+def test_calls_from_two_threads_at_once_share_the_partner_safely():
+    # One call has the partner; a call that finds it taken runs on OpenMP's pool instead.
+    import concurrent.futures
+
+    expected = {seed: _states(seed, threads=1) for seed in range(8)}
+    with concurrent.futures.ThreadPoolExecutor(2) as executor:
+        got = dict(
+            zip(expected, executor.map(lambda s: _states(s, threads=2), expected), strict=True)
+        )
+    for seed, states in expected.items():
+        assert np.array_equal(got[seed], states), seed
+
+
+def test_a_process_forked_after_a_call_starts_its_own_partner():
+    # The forked child has no partner thread; with a stale one it would wait for ever.
+    import multiprocessing
+
+    alone = _states(2, threads=1)
+    _states(2, threads=2)  # the partner runs in this process now
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as workers:
+        result = workers.apply_async(_states, (2, 2))
+        assert np.array_equal(result.get(timeout=60), alone)
+
+
 def test_without_keep_only_the_states_are_written():
     # Rows ending at different steps, so every count of rows left over after the six-row
     # panels (5 down to 1) occurs, with 4H = 96 columns for the wider panels.

@@ -28,6 +28,12 @@ def nested(depth):
     return value
 
 
+def wrapped(value, times):
+    for _ in range(times):
+        value = [value]
+    return value
+
+
 def shared(depth, width):
     """A few hundred bytes in a pickle (each level repeats one list), width ** depth when walked."""
     value = [0]
@@ -68,6 +74,9 @@ CASES = {
     "deep nesting": (["config", "model", "bomb"], nested(60), "nested more than"),
     "shared nesting": (["metrics", "bomb"], shared(12, 8), "larger than"),
     "huge list": (["metrics", "history"], [0] * 3_000_000, "larger than"),
+    # Lists of strings are counted at once (vocabularies): the same limits hold.
+    "long strings": (["metrics", "history"], ["x" * 1000] * 2500, "larger than"),
+    "strings one level too deep": (["metrics", "bomb"], wrapped(["a", "b"], 15), "nested more"),
     "lexicons without the config's": (
         ["vocabularies", "lexicons"],
         {"LOC": "berlin"},
@@ -92,6 +101,14 @@ def assert_refused(state, tmp_path, message):
         load_model(str(target))
     assert str(caught.value).startswith(str(target)) and message in str(caught.value)
     assert "\n" not in str(caught.value) and len(str(caught.value)) < 400
+
+
+def test_strings_at_the_depth_limit_are_plain(payload, tmp_path):
+    # metrics.bomb is at depth 1: fourteen lists around it put the strings at depth 16.
+    state = copy.deepcopy(payload)
+    state["metrics"]["bomb"] = wrapped(["a", "b"], 14)
+    torch.save(state, tmp_path / "deep.pt")
+    assert load_model(str(tmp_path / "deep.pt")).metrics["bomb"] == state["metrics"]["bomb"]
 
 
 def test_tags_without_a_prefix_in_a_span_model(payload, tmp_path):

@@ -373,7 +373,15 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=1000, help="serve requests timed")
     parser.add_argument("--quick", action="store_true", help="one round, 200 requests")
     parser.add_argument("--json", default=os.path.join(HERE, "results", "contention.json"))
+    parser.add_argument(
+        "--epochs-only", action="store_true", help="the quiet epochs alone, printed, no JSON"
+    )
     args = parser.parse_args()
+    if args.epochs_only:
+        with tempfile.TemporaryDirectory() as directory:
+            epochs = quiet_epochs(args.rounds, directory)
+        print(epoch_line({"quiet_epoch": epochs}) or "no quiet epochs: no corpus")
+        return 0 if epochs and epochs["ratio"] >= EPOCH_TARGET_RATIO else 1
     rounds, requests = (1, 200) if args.quick else (args.rounds, args.requests)
     report = {
         "date": datetime.date.today().isoformat(),

@@ -28,8 +28,8 @@
  *   threads      1 or 2: how many threads the two directions share
  *   keep         false: the gates and cells are left as they were (no backward pass follows;
  *                writing them back was a third of the loop's memory traffic)
- *   own_thread   with two threads: the second one started for the call, not OpenMP's
- *                (see run_both)
+ *   own_thread   with two threads, where the partner is taken: the second one started for
+ *                the call, never OpenMP's (see run_both)
  *
  * backward(grad_states, gates, cells, states, weights_hh, lengths, grad_gates, previous, B, H,
  *          threads)
@@ -699,12 +699,14 @@ static void *run_job(void *job) {
     return NULL;
 }
 
-/* Runs the two directions' loops: with two threads, the second direction on the partner (above),
-   or, where it is taken or pool("openmp") was chosen, on OpenMP's pool (torch's own: both load
-   the same libgomp). With own_thread the second direction runs on a thread started for the
-   call instead, which the NumPy runtime asks for (a thread that exists only while it works). */
+/* Runs the two directions' loops: with two threads, the second direction on the partner (above);
+   where it is taken or pool("openmp") was chosen, on OpenMP's pool (torch's own: both load the
+   same libgomp), or with own_thread, which the NumPy runtime asks for, on a thread started for
+   the call (OpenMP's pool hangs in a process forked after using it). */
 static int run_both(Job *jobs, int threads) {
 #ifdef HAVE_PTHREADS
+    if (threads == 2 && use_partner && run_with_partner(jobs) == 0)
+        return jobs[0].status || jobs[1].status;
     pthread_t helper;
     if (threads == 2 && jobs[1].own_thread &&
         pthread_create(&helper, NULL, run_job, &jobs[1]) == 0) {
@@ -712,8 +714,6 @@ static int run_both(Job *jobs, int threads) {
         pthread_join(helper, NULL);
         return jobs[0].status || jobs[1].status;
     }
-    if (threads == 2 && use_partner && run_with_partner(jobs) == 0)
-        return jobs[0].status || jobs[1].status;
 #endif
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
@@ -938,8 +938,9 @@ static PyObject *use(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"forward", forward, METH_VARARGS,
      "forward(gates, cells, states, lengths, weights_hh_t, B, H, threads, keep=True, "
-     "own_thread=False): both directions' loops, on up to two threads (the second one of "
-     "OpenMP's pool, or with own_thread one started for the call); states written, and with "
+     "own_thread=False): both directions' loops, on up to two threads (the second one the "
+     "partner, else OpenMP's pool, or with own_thread one started for the call); states "
+     "written, and with "
      "keep the gates activated in place and the cells written."},
     {"pool", pool, METH_VARARGS,
      "pool([name]): the threads the second direction takes, 'partner' (the module's own thread, "

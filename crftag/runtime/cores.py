@@ -25,8 +25,8 @@ calls only while the machine has a core for every runnable thread and sleeps oth
 as quick as a spinning pool on a quiet machine and as fair as a sleeping one beside other work.
 
 NumPy's BLAS pool spins too, but crftag holds it to one thread while a tagger runs
-(crftag/runtime/threads.py), and the NumPy runtime's loops start their second thread per call,
-so neither leaves a thread spinning between calls.
+(crftag/runtime/threads.py), and the NumPy runtime's loops take the partner too, which spins
+between calls only while a core is free.
 """
 
 from __future__ import annotations

@@ -167,7 +167,7 @@ def _kernel_lstm(
             hidden_size,
             threads,
             False,  # no backward pass: the activated gates and the cells are not kept
-            True,  # not OpenMP's pool: it hangs after a fork, and spins between calls
+            True,  # never OpenMP's pool, which hangs after a fork: the partner, or a thread
         )
     # Forward, each row's state at its last position; backward, at its first.
     starts = np.cumsum(packing.lengths) - packing.lengths

@@ -1,13 +1,13 @@
 """How many threads the compiled BiLSTM loops take while a NumPy-runtime tagger runs.
 
 The loops (crftag/runtime/_lstm.c) can run a layer's two directions on two threads (the second
-started for each call, see ``run_both`` there), nearly halving their time on two cores. NumPy's
-BLAS (OpenBLAS, in NumPy's wheels) has a thread pool of its own, whose threads keep spinning for
-the cores for a while after each product it splits across them; loops on two threads between
-such products fight those threads for both cores and run several times slower. So while a tagger
-runs, :func:`loop_threads` holds NumPy's BLAS to one thread (by threadpoolctl, as scikit-learn
-does), whatever the loops take, and lets the loops take two where the process may use two cores
-and the user has not asked for one thread (``OMP_NUM_THREADS=1``).
+the extension's partner thread, see ``run_both`` there), nearly halving their time on two cores.
+NumPy's BLAS (OpenBLAS, in NumPy's wheels) has a thread pool of its own, whose threads keep
+spinning for the cores for a while after each product it splits across them; loops on two
+threads between such products fight those threads for both cores and run several times slower.
+So while a tagger runs, :func:`loop_threads` holds NumPy's BLAS to one thread (by threadpoolctl,
+as scikit-learn does), whatever the loops take, and lets the loops take two where the process
+may use two cores and the user has not asked for one thread (``OMP_NUM_THREADS=1``).
 
 The thread count changes no number. The loops compute each row the same way on any number of
 threads, and the BLAS products are the same calls on one BLAS thread either way (one product

@@ -155,6 +155,7 @@ def run_row(row: str, config: dict, out_dir: str, args) -> dict:
     }
 
 
+AVERAGES = ("micro", "macro", "weighted")  # metrics.json's entity scores beside the types'
 PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings", "lexicons")}
 
 
@@ -201,12 +202,17 @@ def recorded_row(row: str, config: dict, run_dir: str, out_dir: str, trained_at:
     with open(os.path.join(run_dir, "metrics.json"), encoding="utf-8") as handle:
         metrics = json.load(handle)
     seconds = sum(epoch["seconds"] for epoch in metrics["history"])
+    entities = metrics["test_scores"]["entities"]
+    types = [label for label in entities if label not in AVERAGES]
     config_path = write_config(row, config, out_dir)
     trained_on = datetime.date.fromtimestamp(os.path.getmtime(checkpoint))
     return {
         "command": shown(command(row, config_path, os.path.join(out_dir, row), 0)),
         "dev_f1": round(100 * metrics["dev"], 2),
         "test_f1": round(100 * metrics["test"], 2),
+        "test_precision": round(100 * entities["micro"]["precision"], 2),
+        "test_recall": round(100 * entities["micro"]["recall"], 2),
+        "test_f1_by_type": {label: round(100 * entities[label]["f1"], 2) for label in types},
         "minutes": round(seconds / 60, 1),
         "minutes_of": "training epochs (a recorded run)",
         "date": trained_on.isoformat(),

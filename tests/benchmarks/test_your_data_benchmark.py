@@ -75,7 +75,11 @@ def _finished_run(folder, config: dict, lexicons: dict) -> str:
     }
     torch.save(state, folder / "model.pt")
     history = [{"epoch": 1, "seconds": 90.0}, {"epoch": 2, "seconds": 84.0}]
+    scores = {"precision": 0.868, "recall": 0.787, "f1": 0.82554}
+    entities = {"Chemical": dict(scores, f1=0.8431), "Disease": dict(scores, f1=0.8041)}
+    entities |= {average: scores for average in ("micro", "macro", "weighted")}
     metrics = {"dev": 0.84456, "test": 0.82554, "best_epoch": 2, "history": history}
+    metrics["test_scores"] = {"entities": entities}
     (folder / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
     return str(folder)
 
@@ -86,9 +90,12 @@ def test_a_finished_run_is_recorded_as_the_row(your_data, corpus, tmp_path):
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     row = your_data.recorded_row("dictionaries", config, run_dir, str(out_dir), "abc1234")
-    assert {key: row[key] for key in ("dev_f1", "test_f1", "minutes", "commit")} == {
+    measured = ("dev_f1", "test_f1", "test_precision", "test_f1_by_type", "minutes", "commit")
+    assert {key: row[key] for key in measured} == {
         "dev_f1": 84.46,
         "test_f1": 82.55,
+        "test_precision": 86.8,
+        "test_f1_by_type": {"Chemical": 84.31, "Disease": 80.41},
         "minutes": 2.9,
         "commit": "abc1234",
     }

@@ -2,7 +2,7 @@
 ``crftag tune``, on NER corpora from outside news.
 
     python benchmarks/your_data.py CORPUS --data DIR [--tune-minutes M] [--threads T] [--out DIR]
-    python benchmarks/your_data.py CORPUS --data DIR --rows ROW --record ROW=RUN_DIR --commit C
+    python benchmarks/your_data.py CORPUS --data DIR --record ROW=RUN_DIR --commit C
 
 CORPUS is one of :data:`CORPORA`; DIR holds its three files, taken from the public repository
 named beside it (``benchmarks/your_data_corpora.py`` copies them there from a clone; ``make
@@ -19,8 +19,9 @@ around it:
 
 Each row's run directory is kept under OUT/CORPUS; a rerun skips the rows already done (and
 continues the tuning study), so an interrupted benchmark resumes. ``--record ROW=RUN_DIR``
-takes a row from a finished ``crftag train`` run instead of training: its checkpoint's config
-must be the row's (file paths compared by name only), its minutes are its epochs' time, and
+takes a row from a finished ``crftag train`` run instead of training (only the recorded rows,
+unless ``--rows`` names others): its checkpoint's config must be the row's (file paths compared
+by name only) and its dictionary entries the files', its minutes are its epochs' time, and
 ``--commit`` names the commit whose code trained it. Writes benchmarks/results/your_data.json
 (one entry per corpus; the rows of this run replace theirs, the others are kept) and prints
 the rows.

@@ -160,8 +160,9 @@ bench-active: install
 	$(PY) benchmarks/active_learning.py $(if $(QUICK),--quick,--full-reference)
 
 # Your own data (docs/your-data.md): the CoNLL-2003 recipe, init_from en-ner with and without
-# label_map, and crftag tune (TUNE_MINUTES), on the Broad Twitter Corpus and BC5CDR, fetched from
-# their public repositories into CORPORA; hours on 2 cores, resumable. Writes
+# label_map, crftag tune (TUNE_MINUTES) and, on BC5CDR, AutoNER's dictionaries as model.lexicons,
+# on the Broad Twitter Corpus and BC5CDR, fetched with the dictionaries from their public
+# repositories into CORPORA; hours on 2 cores, resumable. Writes
 # benchmarks/results/your_data.json.
 CORPORA ?= runs/corpora
 TUNE_MINUTES ?= 60

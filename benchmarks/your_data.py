@@ -2,21 +2,29 @@
 ``crftag tune``, on NER corpora from outside news.
 
     python benchmarks/your_data.py CORPUS --data DIR [--tune-minutes M] [--threads T] [--out DIR]
+    python benchmarks/your_data.py CORPUS --data DIR --record ROW=RUN_DIR --commit C
 
 CORPUS is one of :data:`CORPORA`; DIR holds its three files, taken from the public repository
 named beside it (``benchmarks/your_data_corpora.py`` copies them there from a clone; ``make
-bench-your-data`` runs both). Four rows, each a normal
-``crftag`` command, its wall time measured around it:
+bench-your-data`` runs both). The rows, each a normal ``crftag`` command, its wall time measured
+around it:
 
     scratch      configs/conll03.yaml with the data paths changed (and tag_scheme iob2)
     init_from    the same recipe with ``train.init_from: en-ner`` and no ``model`` section:
                  the architecture is en-ner's
     label_map    the same, with the corpus's ``train.label_map`` and ``train.drop_old_labels``
     tune         ``crftag tune`` of the scratch config for M minutes, its best trial's test F1
+    dictionaries the scratch config with ``model.lexicons``, the corpus's dictionary files in DIR
+                 (a corpus with a dictionary only: BC5CDR)
 
 Each row's run directory is kept under OUT/CORPUS; a rerun skips the rows already done (and
-continues the tuning study), so an interrupted benchmark resumes. Writes
-benchmarks/results/your_data.json (one entry per corpus) and prints the rows.
+continues the tuning study), so an interrupted benchmark resumes. ``--record ROW=RUN_DIR``
+takes a row from a finished ``crftag train`` run instead of training (only the recorded rows,
+unless ``--rows`` names others): its checkpoint's config must be the row's (file paths compared
+by name only) and its dictionary entries the files', its minutes are its epochs' time, and
+``--commit`` names the commit whose code trained it. Writes benchmarks/results/your_data.json
+(one entry per corpus; the rows of this run replace theirs, the others are kept) and prints
+the rows.
 """
 
 from __future__ import annotations
@@ -30,7 +38,11 @@ import sys
 import time
 
 import yaml
-from provenance import commit  # benchmarks/provenance.py, beside this script
+
+from crftag.config.sections import Config
+from crftag.data.lexicons import read_lexicons
+from crftag.errors import CrftagError
+from crftag.modelfiles.checkpoint import read_checkpoint
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -45,12 +57,16 @@ CORPORA = {
         "files": ("train.conll", "dev.conll", "test.conll"),
         # Its labels are en-ner's own, so there is nothing to map; the row drops MISC.
         "label_map": None,
+        "lexicons": None,
     },
     "bc5cdr": {
         "title": "BC5CDR (PubMed abstracts; Chemical, Disease)",
         "source": "github.com/cambridgeltl/MTL-Bioinformatics-2016 df0df02, data/BC5CDR-IOB",
         "files": ("train.tsv", "devel.tsv", "test.tsv"),
         "label_map": {"Chemical": "MISC", "Disease": "MISC"},
+        # AutoNER's dict_core.txt split by type (benchmarks/your_data_corpora.py).
+        "lexicons": {"Chemical": "chemicals.txt", "Disease": "diseases.txt"},
+        "dictionary": "github.com/shangjingbo1226/AutoNER 75f8d09, data/BC5CDR/dict_core.txt",
     },
 }
 
@@ -77,7 +93,14 @@ def row_configs(corpus: str, data_dir: str) -> dict[str, dict]:
     mapped = dict(warm, train=dict(warm["train"], drop_old_labels=True))
     if CORPORA[corpus]["label_map"]:
         mapped["train"]["label_map"] = CORPORA[corpus]["label_map"]
-    return {"scratch": scratch, "init_from": warm, "label_map": mapped, "tune": scratch}
+    rows = {"scratch": scratch, "init_from": warm, "label_map": mapped, "tune": scratch}
+    if CORPORA[corpus]["lexicons"]:
+        lexicons = {
+            label: os.path.abspath(os.path.join(data_dir, name))
+            for label, name in CORPORA[corpus]["lexicons"].items()
+        }
+        rows["dictionaries"] = dict(scratch, model=dict(scratch["model"], lexicons=lexicons))
+    return rows
 
 
 def command(row: str, config_path: str, run_dir: str, tune_minutes: float) -> list[str]:
@@ -102,10 +125,21 @@ def test_f1(row: str, run_dir: str) -> tuple[float, float]:
     return metrics["dev"], metrics["test"]
 
 
-def run_row(row: str, config: dict, out_dir: str, args) -> dict:
+def write_config(row: str, config: dict, out_dir: str) -> str:
+    """The row's config written to OUT/CORPUS/ROW.yaml; its path."""
     config_path = os.path.join(out_dir, f"{row}.yaml")
     with open(config_path, "w", encoding="utf-8") as handle:
         yaml.safe_dump(config, handle, sort_keys=False)
+    return config_path
+
+
+def shown(argv: list[str]) -> str:
+    """``argv`` as a user types it, paths relative to the repository."""
+    return "crftag " + " ".join(argv[3:]).replace(ROOT + os.sep, "")
+
+
+def run_row(row: str, config: dict, out_dir: str, args) -> dict:
+    config_path = write_config(row, config, out_dir)
     run_dir = os.path.join(out_dir, row)
     argv = command(row, config_path, run_dir, args.tune_minutes)
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
@@ -114,12 +148,76 @@ def run_row(row: str, config: dict, out_dir: str, args) -> dict:
         subprocess.run(argv, check=True, cwd=ROOT, env=env, stdout=log, stderr=log)
     minutes = (time.perf_counter() - started) / 60
     dev, test = test_f1(row, run_dir)
-    shown = " ".join(argv[3:]).replace(ROOT + os.sep, "")
     return {
-        "command": "crftag " + shown,
+        "command": shown(argv),
         "dev_f1": round(100 * dev, 2),
         "test_f1": round(100 * test, 2),
         "minutes": round(minutes, 1),
+    }
+
+
+AVERAGES = ("micro", "macro", "weighted")  # metrics.json's entity scores beside the types'
+PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings", "lexicons")}
+
+
+def file_names(value):
+    """``value`` with each path reduced to its file's name (through lists and mappings)."""
+    if isinstance(value, dict):
+        return {key: file_names(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [file_names(item) for item in value]
+    return os.path.basename(value) if isinstance(value, str) else value
+
+
+def config_differences(expected: dict, trained: dict) -> list[str]:
+    """The ``section.key`` names whose values differ between two configs, each completed with
+    crftag's defaults; file paths are compared by the file's name only."""
+    completed = [Config.from_dict(config).to_dict() for config in (expected, trained)]
+    for config in completed:
+        for section, keys in PATH_KEYS.items():
+            for key in keys:
+                config[section][key] = file_names(config[section][key])
+    ours, theirs = completed
+    return [
+        f"{section}.{key}"
+        for section, values in ours.items()
+        for key, value in values.items()
+        if theirs[section][key] != value
+    ]
+
+
+def recorded_row(row: str, config: dict, run_dir: str, out_dir: str, trained_at: str) -> dict:
+    """The row read from ``run_dir``, a finished ``crftag train`` of ``config`` at commit
+    ``trained_at``; raises CrftagError if the run's config is another."""
+    checkpoint = os.path.join(run_dir, "model.pt")
+    state = read_checkpoint(checkpoint)
+    differing = config_differences(config, state["config"])
+    lexicons = config["model"].get("lexicons")
+    if lexicons and read_lexicons(lexicons).to_state() != state["vocabularies"]["lexicons"]:
+        differing.append("the entries of model.lexicons")
+    if differing:
+        raise CrftagError(
+            f"{checkpoint}: trained with another config than the {row} row's "
+            f"({', '.join(differing)} differ)"
+        )
+    with open(os.path.join(run_dir, "metrics.json"), encoding="utf-8") as handle:
+        metrics = json.load(handle)
+    seconds = sum(epoch["seconds"] for epoch in metrics["history"])
+    entities = metrics["test_scores"]["entities"]
+    types = [label for label in entities if label not in AVERAGES]
+    config_path = write_config(row, config, out_dir)
+    trained_on = datetime.date.fromtimestamp(os.path.getmtime(checkpoint))
+    return {
+        "command": shown(command(row, config_path, os.path.join(out_dir, row), 0)),
+        "dev_f1": round(100 * metrics["dev"], 2),
+        "test_f1": round(100 * metrics["test"], 2),
+        "test_precision": round(100 * entities["micro"]["precision"], 2),
+        "test_recall": round(100 * entities["micro"]["recall"], 2),
+        "test_f1_by_type": {label: round(100 * entities[label]["f1"], 2) for label in types},
+        "minutes": round(seconds / 60, 1),
+        "minutes_of": "training epochs (a recorded run)",
+        "date": trained_on.isoformat(),
+        "commit": trained_at,
     }
 
 
@@ -129,19 +227,35 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--data", required=True, help="the folder with the corpus's files")
     parser.add_argument("--tune-minutes", type=float, default=60.0)
     parser.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS of each run")
-    parser.add_argument("--rows", nargs="*", default=["scratch", "init_from", "label_map", "tune"])
+    parser.add_argument("--rows", nargs="*", default=None, help="default: every row")
+    parser.add_argument("--record", action="append", default=[], metavar="ROW=RUN_DIR")
+    parser.add_argument("--commit", help="the commit that trained the --record runs")
     parser.add_argument("--out", default=os.path.join(ROOT, "runs", "your_data"))
-    return parser.parse_args()
+    args = parser.parse_args()
+    args.record = dict(item.partition("=")[::2] for item in args.record)
+    if any(not row or not run_dir for row, run_dir in args.record.items()):
+        parser.error("--record takes ROW=RUN_DIR")
+    if args.record and not args.commit:
+        parser.error("--record needs --commit, the commit whose code trained the run")
+    return args
 
 
 def save(corpus: str, entry: dict) -> None:
+    """``entry`` into benchmarks/results/your_data.json; the keys and rows it lacks are kept."""
     results = {}
     if os.path.exists(RESULTS):
         with open(RESULTS, encoding="utf-8") as handle:
             results = json.load(handle)
-    results[corpus] = entry
+    kept = results.get(corpus, {})
+    results[corpus] = kept | entry | {"rows": kept.get("rows", {}) | entry["rows"]}
     with open(RESULTS, "w", encoding="utf-8") as handle:
         handle.write(json.dumps(results, indent=2) + "\n")
+
+
+def fail(message: str) -> None:
+    """``message`` as one line on stderr, and exit status 2."""
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
 
 
 def main() -> None:
@@ -154,21 +268,32 @@ def main() -> None:
         with open(done_path, encoding="utf-8") as handle:
             done = json.load(handle)
     configs = row_configs(args.corpus, args.data)
+    rows = args.rows or list(args.record) or list(configs)
+    unknown = sorted(row for row in {*rows, *args.record} if row not in configs)
+    if unknown:
+        fail(f"{args.corpus} has no row {', '.join(unknown)} (its rows: {', '.join(configs)})")
+    from provenance import commit  # benchmarks/provenance.py, beside this script
+
     measured_at = commit()
-    for row in args.rows:
-        if row not in done:
+    for row in rows:
+        if row in args.record:
+            try:
+                done[row] = recorded_row(row, configs[row], args.record[row], out_dir, args.commit)
+            except (CrftagError, OSError) as error:
+                fail(str(error))
+        elif row not in done:
             done[row] = run_row(row, configs[row], out_dir, args) | {"commit": measured_at}
-            with open(done_path, "w", encoding="utf-8") as handle:
-                handle.write(json.dumps(done, indent=2) + "\n")
+        with open(done_path, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(done, indent=2) + "\n")
         print(f"{args.corpus} {row}: {done[row]}", flush=True)
-    meta = {key: CORPORA[args.corpus][key] for key in ("title", "source", "label_map")}
-    entry = meta | {
-        "date": datetime.date.today().isoformat(),
-        "threads": args.threads,
-        "tune_minutes": args.tune_minutes,
-        "rows": done,
-    }
-    save(args.corpus, entry)
+    described = ("title", "source", "label_map", "dictionary")
+    meta = {key: CORPORA[args.corpus][key] for key in described if key in CORPORA[args.corpus]}
+    entry = dict(meta)
+    if any(row not in args.record for row in rows):  # a recorded row carries its own date
+        entry |= {"date": datetime.date.today().isoformat(), "threads": args.threads}
+    if "tune" in rows:
+        entry["tune_minutes"] = args.tune_minutes
+    save(args.corpus, entry | {"rows": {row: done[row] for row in rows}})
 
 
 if __name__ == "__main__":

@@ -1,10 +1,13 @@
-"""Fetch the corpora of benchmarks/your_data.py from their public repositories.
+"""Fetch the corpora of benchmarks/your_data.py, and BC5CDR's dictionaries, from their public
+repositories.
 
     python benchmarks/your_data_corpora.py DEST [--clones DIR]
 
 Each repository is cloned (into DIR, default DEST/clones; an existing clone is reused) and
 checked out at the commit the results were measured on, and the corpus's three files are
-copied to DEST/CORPUS/ as they are. Nothing of either corpus is kept in this repository.
+copied to DEST/CORPUS/ as they are. A corpus's dictionary file (``TYPE<tab>entry`` a line) is
+split into one file a type beside them, each entry's line as it is, in the file's order.
+Nothing of either corpus or dictionary is kept in this repository.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import argparse
 import os
 import shutil
 import subprocess
+import sys
 
 SOURCES = {
     "btc": {
@@ -35,17 +39,58 @@ SOURCES = {
     },
 }
 
+# AutoNER's BC5CDR dictionary, from MeSH and CTD (Shang et al., EMNLP 2018).
+DICTIONARIES = {
+    "bc5cdr": {
+        "repository": "https://github.com/shangjingbo1226/AutoNER",
+        "commit": "75f8d09",
+        "file": "data/BC5CDR/dict_core.txt",
+        "types": {"Chemical": "chemicals.txt", "Disease": "diseases.txt"},
+    },
+}
+
+
+def checkout(source: dict, clone: str) -> None:
+    """``source``'s repository in ``clone`` at its pinned commit."""
+    if not os.path.isdir(os.path.join(clone, ".git")):
+        subprocess.run(["git", "clone", "--quiet", source["repository"], clone], check=True)
+    subprocess.run(["git", "-C", clone, "checkout", "--quiet", source["commit"]], check=True)
+
 
 def fetch(corpus: str, dest: str, clones: str) -> None:
     source = SOURCES[corpus]
     clone = os.path.join(clones, corpus)
-    if not os.path.isdir(os.path.join(clone, ".git")):
-        subprocess.run(["git", "clone", "--quiet", source["repository"], clone], check=True)
-    subprocess.run(["git", "-C", clone, "checkout", "--quiet", source["commit"]], check=True)
+    checkout(source, clone)
     os.makedirs(os.path.join(dest, corpus), exist_ok=True)
     for name, path in source["files"].items():
         shutil.copyfile(os.path.join(clone, path), os.path.join(dest, corpus, name))
     print(f"{corpus}: {', '.join(source['files'])} in {os.path.join(dest, corpus)}")
+
+
+def split_dictionary(path: str, types: dict[str, str]) -> dict[str, list[str]]:
+    """The entries of ``path``'s ``TYPE<tab>entry`` lines by the file each type goes to, in
+    the file's order. A line of another type, or without a tab, is a ValueError naming it."""
+    entries: dict[str, list[str]] = {name: [] for name in types.values()}
+    with open(path, encoding="utf-8", newline="") as handle:
+        for number, line in enumerate(handle, 1):
+            label, tab, entry = line.rstrip("\n").partition("\t")
+            if not tab or label not in types:
+                known = ", ".join(types)
+                raise ValueError(f"{path}:{number}: expected TYPE<tab>entry with TYPE {known}")
+            entries[types[label]].append(entry)
+    return entries
+
+
+def fetch_dictionary(corpus: str, dest: str, clones: str) -> None:
+    """The corpus's dictionary, split into DEST/CORPUS/TYPE-FILE (one entry a line)."""
+    source = DICTIONARIES[corpus]
+    clone = os.path.join(clones, f"{corpus}-dictionary")
+    checkout(source, clone)
+    split = split_dictionary(os.path.join(clone, source["file"]), source["types"])
+    for name, entries in split.items():
+        with open(os.path.join(dest, corpus, name), "w", encoding="utf-8", newline="") as handle:
+            handle.writelines(entry + "\n" for entry in entries)
+    print(f"{corpus}: {', '.join(split)} in {os.path.join(dest, corpus)}")
 
 
 def main() -> None:
@@ -53,8 +98,15 @@ def main() -> None:
     parser.add_argument("dest")
     parser.add_argument("--clones", default=None)
     args = parser.parse_args()
+    clones = args.clones or os.path.join(args.dest, "clones")
     for corpus in SOURCES:
-        fetch(corpus, args.dest, args.clones or os.path.join(args.dest, "clones"))
+        fetch(corpus, args.dest, clones)
+    for corpus in DICTIONARIES:
+        try:
+            fetch_dictionary(corpus, args.dest, clones)
+        except ValueError as error:
+            print(f"error: {error}", file=sys.stderr)
+            sys.exit(2)
 
 
 if __name__ == "__main__":

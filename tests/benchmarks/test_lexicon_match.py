@@ -4,6 +4,7 @@ scored against a labelled file."""
 import json
 import subprocess
 import sys
+from types import SimpleNamespace
 
 from crftag.data.lexicons import Lexicons
 from crftag.data.schemes import Span
@@ -30,3 +31,28 @@ def test_the_command_scores_the_matches(tmp_path):
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     micro = json.loads(done.stdout)["micro"]
     assert (micro["precision"], micro["recall"]) == (0.5, 1.0)
+
+
+def _sentence(tagged: str) -> SimpleNamespace:
+    """A labelled sentence from ``word/TAG`` pairs."""
+    tokens, tags = zip(*(pair.rsplit("/", 1) for pair in tagged.split()), strict=True)
+    return SimpleNamespace(tokens=tokens, tags=tags)
+
+
+def test_seen_counts_the_test_entities_the_dictionary_and_the_training_set_hold(load_benchmark):
+    bench = load_benchmark("lexicon_match")
+    test = [
+        _sentence("Lithium/B-Chemical toxicity/O in/O Aspirin/B-Chemical users/O"),
+        _sentence("Renal/B-Disease failure/I-Disease"),
+    ]
+    # renal failure is labelled there, but as another type
+    train = [_sentence("lithium/B-Chemical and/O renal/B-Chemical failure/I-Chemical")]
+    lexicons = Lexicons(
+        {"Chemical": [("lithium",), ("aspirin",)], "Disease": [("renal", "failure")]}
+    )
+    assert bench.seen_in_training(test, train, lexicons) == {
+        "test_entities": 3,
+        "labelled_in_training": 1,
+        "held_by_dictionaries": 3,
+        "held_and_labelled_in_training": 1,
+    }

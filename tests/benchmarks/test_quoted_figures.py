@@ -145,6 +145,29 @@ def _features(accuracy: dict) -> str:
     )
 
 
+def _dictionaries_test(your_data: dict) -> str:
+    """'82.55 (P 86.81, R 78.68; Chemical 84.31, Disease 80.41)': BC5CDR's dictionaries row."""
+    row = your_data["bc5cdr"]["rows"]["dictionaries"]
+    types = ", ".join(f"{label} {f1:.2f}" for label, f1 in row["test_f1_by_type"].items())
+    return (
+        f"{row['test_f1']:.2f} (P {row['test_precision']:.2f}, R {row['test_recall']:.2f}; {types})"
+    )
+
+
+def _dictionaries_row(your_data: dict) -> str:
+    """docs/results.md's table row of BC5CDR with dictionaries, from test F1 to the command."""
+    row = your_data["bc5cdr"]["rows"]["dictionaries"]
+    return (
+        f"| {_dictionaries_test(your_data)} | {row['dev_f1']:.2f} | {row['minutes']:.1f} "
+        f"(epochs only) | `{row['command']}` |"
+    )
+
+
+def _dictionaries_prose(your_data: dict) -> str:
+    row = your_data["bc5cdr"]["rows"]["dictionaries"]
+    return f"test F1 {_dictionaries_test(your_data)}, dev {row['dev_f1']:.2f}"
+
+
 # (document, result file, what it quotes): each quotation as the document writes it.
 QUOTATIONS = [
     ("README.md", "accuracy", lambda r: _seeds(r["results"]["configs/conll03.yaml"])),
@@ -164,6 +187,8 @@ QUOTATIONS = [
     ("docs/results.md", "reference_training", _reference),
     ("docs/results.md", "contention", _contention_ratios),
     ("docs/results.md", "contention", _contention_reference),
+    ("docs/results.md", "your_data", _dictionaries_row),
+    ("docs/your-data.md", "your_data", _dictionaries_prose),
 ]
 
 

@@ -1,0 +1,143 @@
+"""benchmarks/your_data.py and your_data_corpora.py without training: the rows' configs, the
+dictionary split, and a row recorded from a finished run."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from crftag.config.sections import Config
+from crftag.data.lexicons import read_lexicons
+from crftag.errors import CrftagError
+
+
+@pytest.fixture
+def your_data(load_benchmark):
+    return load_benchmark("your_data")
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    """A BC5CDR-like folder: the dictionary files the dictionaries row reads."""
+    folder = tmp_path / "bc5cdr"
+    folder.mkdir()
+    (folder / "chemicals.txt").write_text("lithium\nsodium valproate\n", encoding="utf-8")
+    (folder / "diseases.txt").write_text("toxicity\n", encoding="utf-8")
+    return folder
+
+
+def test_the_dictionaries_row_is_scratch_with_the_corpus_dictionaries(your_data, corpus):
+    configs = your_data.row_configs("bc5cdr", str(corpus))
+    dictionaries, scratch = configs["dictionaries"], configs["scratch"]
+    assert dictionaries["model"].pop("lexicons") == {
+        "Chemical": str(corpus / "chemicals.txt"),
+        "Disease": str(corpus / "diseases.txt"),
+    }
+    assert dictionaries == scratch
+    assert "lexicons" not in scratch["model"]
+
+
+def test_a_corpus_without_a_dictionary_has_no_dictionaries_row(your_data, tmp_path):
+    assert list(your_data.row_configs("btc", str(tmp_path))) == [
+        "scratch",
+        "init_from",
+        "label_map",
+        "tune",
+    ]
+    command = [sys.executable, "benchmarks/your_data.py", "btc", "--data", str(tmp_path)]
+    command += ["--rows", "dictionaries", "--out", str(tmp_path / "out")]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "error: btc has no row dictionaries (its rows: scratch, init_from, label_map, tune)\n"
+    )
+
+
+def test_configs_compare_by_setting_with_paths_by_file_name(your_data, corpus, tmp_path):
+    config = your_data.row_configs("bc5cdr", str(corpus))["dictionaries"]
+    elsewhere = your_data.row_configs("bc5cdr", str(tmp_path / "elsewhere"))["dictionaries"]
+    assert your_data.config_differences(config, elsewhere) == []
+    changed = dict(elsewhere, train=dict(elsewhere["train"], lr=0.1))
+    assert your_data.config_differences(config, changed) == ["train.lr"]
+    scratch = your_data.row_configs("bc5cdr", str(corpus))["scratch"]
+    assert your_data.config_differences(config, scratch) == ["model.lexicons"]
+
+
+def _finished_run(folder, config: dict, lexicons: dict) -> str:
+    """A run directory as `crftag train` leaves it, but for the weights: the checkpoint's config
+    and dictionaries, and metrics.json with two epochs."""
+    folder.mkdir()
+    state = {
+        "config": Config.from_dict(config).to_dict(),
+        "vocabularies": {"lexicons": read_lexicons(lexicons).to_state()},
+    }
+    torch.save(state, folder / "model.pt")
+    history = [{"epoch": 1, "seconds": 90.0}, {"epoch": 2, "seconds": 84.0}]
+    scores = {"precision": 0.868, "recall": 0.787, "f1": 0.82554}
+    entities = {"Chemical": dict(scores, f1=0.8431), "Disease": dict(scores, f1=0.8041)}
+    entities |= {average: scores for average in ("micro", "macro", "weighted")}
+    metrics = {"dev": 0.84456, "test": 0.82554, "best_epoch": 2, "history": history}
+    metrics["test_scores"] = {"entities": entities}
+    (folder / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+    return str(folder)
+
+
+def test_a_finished_run_is_recorded_as_the_row(your_data, corpus, tmp_path):
+    config = your_data.row_configs("bc5cdr", str(corpus))["dictionaries"]
+    run_dir = _finished_run(tmp_path / "run", config, config["model"]["lexicons"])
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    row = your_data.recorded_row("dictionaries", config, run_dir, str(out_dir), "abc1234")
+    measured = ("dev_f1", "test_f1", "test_precision", "test_f1_by_type", "minutes", "commit")
+    assert {key: row[key] for key in measured} == {
+        "dev_f1": 84.46,
+        "test_f1": 82.55,
+        "test_precision": 86.8,
+        "test_f1_by_type": {"Chemical": 84.31, "Disease": 80.41},
+        "minutes": 2.9,
+        "commit": "abc1234",
+    }
+    assert row["command"].startswith("crftag train ")
+    assert row["command"].endswith(f"dictionaries.yaml -o {out_dir / 'dictionaries'}")
+    assert (out_dir / "dictionaries.yaml").exists()
+
+
+def test_a_run_with_other_dictionary_entries_is_refused(your_data, corpus, tmp_path):
+    config = your_data.row_configs("bc5cdr", str(corpus))["dictionaries"]
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "chemicals.txt").write_text("lithium\n", encoding="utf-8")
+    (other / "diseases.txt").write_text("toxicity\n", encoding="utf-8")
+    lexicons = {"Chemical": str(other / "chemicals.txt"), "Disease": str(other / "diseases.txt")}
+    run_dir = _finished_run(tmp_path / "run", config, lexicons)
+    with pytest.raises(CrftagError, match="the entries of model.lexicons differ"):
+        your_data.recorded_row("dictionaries", config, run_dir, str(tmp_path), "abc1234")
+
+
+def test_saving_a_row_keeps_the_other_rows_and_keys(your_data, tmp_path, monkeypatch):
+    results = tmp_path / "your_data.json"
+    rows = {"scratch": {"test_f1": 83.5}, "tune": {"test_f1": 84.22}}
+    before = {"bc5cdr": {"title": "BC5CDR", "tune_minutes": 45.0, "rows": rows}}
+    results.write_text(json.dumps(before), encoding="utf-8")
+    monkeypatch.setattr(your_data, "RESULTS", str(results))
+    your_data.save("bc5cdr", {"title": "BC5CDR", "rows": {"dictionaries": {"test_f1": 82.55}}})
+    saved = json.loads(results.read_text(encoding="utf-8"))["bc5cdr"]
+    assert saved["tune_minutes"] == 45.0
+    assert saved["rows"] == rows | {"dictionaries": {"test_f1": 82.55}}
+
+
+def test_the_dictionary_is_split_by_type_in_its_order(load_benchmark, tmp_path):
+    corpora = load_benchmark("your_data_corpora")
+    dictionary = tmp_path / "dict_core.txt"
+    lines = "Chemical\tlithium\nDisease\tAbdominal Pain\nChemical\t( R)-alpha - methylhistamine\n"
+    dictionary.write_text(lines, encoding="utf-8")
+    types = {"Chemical": "chemicals.txt", "Disease": "diseases.txt"}
+    assert corpora.split_dictionary(str(dictionary), types) == {
+        "chemicals.txt": ["lithium", "( R)-alpha - methylhistamine"],
+        "diseases.txt": ["Abdominal Pain"],
+    }
+    dictionary.write_text("Chemical\tlithium\nGene\tBRCA1\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"dict_core.txt:2: expected TYPE<tab>entry"):
+        corpora.split_dictionary(str(dictionary), types)

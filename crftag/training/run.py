@@ -172,7 +172,7 @@ def train_in_memory(
         )
     )
     run.model.load_state_dict(best)
-    return Tagger(run.loaded({}), device), epochs
+    return _tagger(run), epochs
 
 
 def format_epoch(result: EpochResult) -> str:
@@ -196,13 +196,26 @@ def _dev_evaluation(run: Run, dev: list[Sentence]) -> Callable[[], float | None]
     ``augment.dev``, the mean over the sentences as given and each perturbed copy."""
     if not dev:
         return lambda: None
-    tagger = Tagger(run.loaded({}), run.device)
+    tagger = _tagger(run)
     seed, augment = run.config.train.seed, run.config.augment
     copies = [dev] + [
         perturb_sentences(dev, change, seed=seed, typo_rate=augment.typo_rate)
         for change in augment.dev or ()
     ]
     return lambda: sum(headline(score_sentences(tagger, copy)) for copy in copies) / len(copies)
+
+
+def _tagger(run: Run) -> Tagger:
+    """A tagger of the run's network, which tags with its weights as they stand."""
+    training = run.training
+    return Tagger(
+        run.model,
+        training.vocabularies,
+        config=run.config,
+        data_scheme=training.data_scheme,
+        train_scheme=training.train_scheme,
+        device=run.device,
+    )
 
 
 def _check_before_work(config: Config, device: torch.device, output_dir: str) -> Config:

@@ -50,7 +50,7 @@ def pack(name: str, source: str) -> dict:
     os.close(handle)
     try:
         export_arrays(packed, loaded, int8=True, int8_embeddings=True)
-        float32 = 100 * headline(score_sentences(Tagger(loaded, "cpu"), sentences))
+        float32 = 100 * headline(score_sentences(Tagger.from_loaded(loaded, "cpu"), sentences))
         int8 = 100 * headline(score_sentences(ArrayTagger.load(packed), sentences))
         row = {
             "name": name,

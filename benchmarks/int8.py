@@ -124,8 +124,8 @@ def runners(name: str, folder: str) -> tuple[list[tuple[str, object, int]], list
     payload = {**model_payload(loaded), "state_dict": quantized.model.state_dict()}
     int8_bytes = saved_size(payload, folder, f"{name}-int8.pt")
     variants = [
-        ("torch fp32", Tagger(loaded), os.path.getsize(resolve_model_path(name))),
-        ("torch int8", Tagger(quantized), int8_bytes),
+        ("torch fp32", Tagger.from_loaded(loaded), os.path.getsize(resolve_model_path(name))),
+        ("torch int8", Tagger.from_loaded(quantized), int8_bytes),
     ]
     for variant, int8, embeddings in [
         ("exported fp32", False, False),

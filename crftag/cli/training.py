@@ -69,7 +69,7 @@ def train(
         settings = list(overrides or [])
         if seed is not None:
             settings.append(f"train.seed={seed}")
-        loaded_config = load_training_config(config, settings)
+        loaded_config, base = load_training_config(config, settings)
         data = loaded_config.data
         refuse_input_as_output(
             [os.path.join(output, name) for name in RUN_FILES],
@@ -82,6 +82,7 @@ def train(
             device=resolved,
             show_progress=not quiet,
             overwrite=overwrite,
+            base=base,
         )
     if os.environ.get("RANK", "0") != "0":
         return  # under torchrun, rank 0 reports

@@ -52,7 +52,7 @@ def tune(
 
     import_optuna()  # a missing extra is said before any work
     refuse_input_as_output([os.path.join(output, name) for name in STUDY_OUTPUTS], [config])
-    loaded = load_training_config(config, list(overrides or []))
+    loaded, base = load_training_config(config, list(overrides or []))
     if os.path.exists(output) and not os.path.isdir(output):
         raise CrftagError(f"{output}: not a directory, expected a study directory")
     report = run_study(
@@ -61,6 +61,7 @@ def tune(
         Budget(trials, minutes, jobs),
         device=resolve_device(device.value),
         overwrite=overwrite,
+        base=base,
     )
     _report(output, report.summary, report.trials)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import os
 import reprlib
 import types
 import typing
@@ -29,12 +30,14 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "SHOWN_CHARS",
+    "apply_override",
     "build",
     "describe",
     "maximum_of",
     "minimum_of",
     "parse_value",
     "read_yaml_file",
+    "relative_to",
 ]
 
 MAX_FILE_BYTES = 1 << 20
@@ -129,6 +132,32 @@ def parse_value(text: str) -> Any:
         return text
     finally:
         loader.dispose()
+
+
+def relative_to(base: str, value: Any) -> Any:
+    """``value`` with every relative path string in it joined to the folder ``base``."""
+    if isinstance(value, dict):
+        return {key: relative_to(base, item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [relative_to(base, item) for item in value]
+    if isinstance(value, str) and value != "-" and not os.path.isabs(value):
+        return os.path.normpath(os.path.join(base, value))
+    return value
+
+
+def apply_override(raw: dict, override: str) -> str | None:
+    """Set the key ``override`` names in ``raw``; None, or what is wrong with it."""
+    key, equals, text = override.partition("=")
+    parts = key.strip().split(".")
+    if not equals or len(parts) != 2 or not all(parts):
+        return "expected section.key=value, e.g. train.lr=0.01"
+    section, name = parts
+    if section not in raw or raw[section] is None:
+        raw[section] = {}
+    if not isinstance(raw[section], dict):
+        return f"section {section[:SHOWN_CHARS]!r} is not a mapping"
+    raw[section][name] = parse_value(text)
+    return None
 
 
 def _duplicate_keys(root: yaml.Node, path: str) -> list[str]:

@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crftag.config.augment import AugmentConfig
-from crftag.config.loading import SHOWN_CHARS, build, parse_value, read_yaml_file
+from crftag.config.loading import (
+    SHOWN_CHARS,
+    apply_override,
+    build,
+    read_yaml_file,
+    relative_to,
+)
 from crftag.config.tune import TuneConfig
 from crftag.data.align import MISALIGNED_POLICIES
 from crftag.data.conll import ColumnSpec, Sentence, detect_format
@@ -32,11 +38,13 @@ __all__ = [
     "SPAN_SCHEMES",
     "TRAIN_SCHEMES",
     "Config",
+    "ConfigSource",
     "DataConfig",
     "ModelConfig",
     "TrainConfig",
     "VocabConfig",
     "load_config",
+    "read_config",
 ]
 
 # The one list of each enumeration; the CLI's choices and the config's are built from these.
@@ -350,9 +358,31 @@ def load_config(
     """Read ``path``, apply ``--set section.key=value`` overrides, validate; raises CrftagError
     naming every mistake of the file and the overrides, one a line. ``defaults`` (``{section:
     {key: value}}``) replace the built-in defaults of the keys that neither sets."""
+    return read_config(path, overrides).build(defaults)
+
+
+@dataclass(frozen=True)
+class ConfigSource:
+    """A config file read once, ``--set`` overrides applied, mistakes found so far kept: built
+    into a :class:`Config` again and again (with a base model's defaults) without reading."""
+
+    path: str
+    raw: dict
+    errors: tuple[str, ...]
+
+    def build(self, defaults: dict | None = None) -> Config:
+        """The config, validated; ``defaults`` as for :func:`load_config`."""
+        raw = dict(self.raw)  # each section given a default is a new dict; the reading stays
+        for section, values in (defaults or {}).items():
+            given = raw.get(section)
+            raw[section] = {**values, **given} if isinstance(given, dict) else given or values
+        return build(Config, raw, self.path, list(self.errors))
+
+
+def read_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> ConfigSource:
+    """``path`` read (its paths made relative to its folder) and ``overrides`` applied."""
     raw, errors = read_yaml_file(path)
-    if raw is None:
-        raw = {}
+    raw = {} if raw is None else raw
     if not isinstance(raw, dict):
         raise CrftagError(f"{path}: expected a mapping of sections (data, vocab, model, train)")
     base = os.path.dirname(os.path.abspath(path))
@@ -360,39 +390,11 @@ def load_config(
         values = raw.get(section)
         if isinstance(values, dict):
             raw[section] = {
-                key: _relative_to(base, value) if key in keys else value
+                key: relative_to(base, value) if key in keys else value
                 for key, value in values.items()
             }
     for override in overrides:
-        problem = _apply_override(raw, override)
+        problem = apply_override(raw, override)
         if problem is not None:
             errors.append(f"--set {override[:SHOWN_CHARS]}: {problem}")
-    for section, values in (defaults or {}).items():
-        given = raw.get(section)
-        raw[section] = {**values, **given} if isinstance(given, dict) else given or values
-    return build(Config, raw, path, errors)
-
-
-def _relative_to(base: str, value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _relative_to(base, item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_relative_to(base, item) for item in value]
-    if isinstance(value, str) and value != "-" and not os.path.isabs(value):
-        return os.path.normpath(os.path.join(base, value))
-    return value
-
-
-def _apply_override(raw: dict, override: str) -> str | None:
-    """Set the key ``override`` names in ``raw``; None, or what is wrong with it."""
-    key, equals, text = override.partition("=")
-    parts = key.strip().split(".")
-    if not equals or len(parts) != 2 or not all(parts):
-        return "expected section.key=value, e.g. train.lr=0.01"
-    section, name = parts
-    if section not in raw or raw[section] is None:
-        raw[section] = {}
-    if not isinstance(raw[section], dict):
-        return f"section {section[:SHOWN_CHARS]!r} is not a mapping"
-    raw[section][name] = parse_value(text)
-    return None
+    return ConfigSource(path, raw, tuple(errors))

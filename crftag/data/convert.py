@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from typing import TextIO
 
@@ -29,6 +27,7 @@ from crftag.data.annotations import (
     read_annotations,
     write_brat,
 )
+from crftag.data.atomic import atomic_folder
 from crftag.data.conll import ColumnSpec, Sentence, open_binary, read_columns
 from crftag.data.labelled import COLUMN_FORMATS
 from crftag.data.labels import check_conllu_form
@@ -39,9 +38,8 @@ from crftag.errors import CrftagError, located
 __all__ = [
     "CONVERT_FORMATS",
     "read_documents_of",
-    "sentences_to_documents",
-    "write_brat_folder",
     "output_format_of",
+    "sentences_to_documents",
     "write_brat_folder",
     "write_columns",
     "write_documents",
@@ -203,26 +201,17 @@ def write_span_jsonl(documents: Iterable[Document], output: TextIO) -> None:
 def write_brat_folder(documents: Iterable[Document], folder: str) -> int:
     """Documents as ``NAME.txt`` and ``NAME.ann`` pairs in ``folder`` (made if missing), named by
     each document's id where it has a usable one, else by its number; return the count. The
-    files are written in a hidden folder inside and moved into place once every document is
-    written, so a bad document leaves nothing behind."""
-    made = not os.path.isdir(folder)
-    os.makedirs(folder, exist_ok=True)
-    partial = tempfile.mkdtemp(prefix=".partial-", dir=folder)
+    files are moved into place once every document is written (:func:`atomic_folder`), so a
+    bad document leaves nothing behind."""
     count = 0
     used: set[str] = set()
-    try:
+    with atomic_folder(folder) as partial:
         for count, document in enumerate(documents, 1):
             name = _file_name(document.id) or f"{count:06d}"
             if name in used:
                 name = f"{name}-{count:06d}"
             used.add(name)
             write_brat(partial, name, document)
-        for name in os.listdir(partial):
-            os.replace(os.path.join(partial, name), os.path.join(folder, name))
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
-        if made and not os.listdir(folder):
-            os.rmdir(folder)
     return count
 
 

@@ -26,25 +26,45 @@ if TYPE_CHECKING:
     from crftag.config.sections import Config
     from crftag.crf.crf import CRF
     from crftag.data.vocab import Vocabularies
+    from crftag.nn.taggers import CRFTagger
 
 __all__ = ["Tagger"]
 
 
 class Tagger(TaggerBase):
-    """A loaded model ready to tag; ``Tagger.load(path)`` reads a checkpoint or run directory.
+    """A network ready to tag, with its vocabularies and how to read its tags:
+    ``Tagger.load(path)`` reads a checkpoint or run directory, :meth:`from_loaded` takes a
+    loaded model, and the constructor a network in memory (one in training tags with its
+    weights as they stand).
 
     Sentences longer than ``max_length`` tokens are tagged in consecutive pieces of at most that
     many tokens (said once on stderr): the pieces are independent sentences to the CRF, so an
     entity is never joined across a cut, and scores add up and probabilities multiply.
 
-    What callers need of the model is public here (``vocabularies``, ``config``, ``tag_symbols``,
-    the schemes, ``metrics``); ``loaded`` is the :class:`LoadedModel` tagged with, to save it.
+    What callers need of the model is public here: ``vocabularies``, ``config`` (the resolved
+    config it was trained with), ``data_scheme`` (the training files' scheme, ``none`` for one
+    label per token), ``train_scheme`` (the scheme the network predicts in), ``metrics`` (the
+    scores stored with it); ``loaded`` describes it as a checkpoint does, to save it.
     """
 
-    def __init__(self, loaded: LoadedModel, device: torch.device | str = "cpu") -> None:
-        self.loaded = loaded
+    def __init__(
+        self,
+        model: CRFTagger,
+        vocabularies: Vocabularies,
+        *,
+        config: Config,
+        data_scheme: str,
+        train_scheme: str,
+        metrics: dict | None = None,
+        device: torch.device | str = "cpu",
+    ) -> None:
+        self.vocabularies = vocabularies
+        self.config = config
+        self.data_scheme = data_scheme
+        self.train_scheme = train_scheme
+        self.metrics = {} if metrics is None else metrics
         self.device = torch.device(device)
-        self.model = loaded.model.to(self.device)
+        self.model = model.to(self.device)
         self._init_tags()
         # The (K internal, K output) 0/1 map that sums internal marginals into output ones.
         internal = len(self.tag_symbols)
@@ -53,6 +73,19 @@ class Tagger(TaggerBase):
         crf = self.model.crf
         self._well_formed = self.tags_are_spans and not bool(
             crf.allowed.all() and crf.allowed_start.all() and crf.allowed_end.all()
+        )
+
+    @classmethod
+    def from_loaded(cls, loaded: LoadedModel, device: torch.device | str = "cpu") -> Tagger:
+        """A tagger of a loaded model, with the scores stored with it."""
+        return cls(
+            loaded.model,
+            loaded.vocabularies,
+            config=loaded.config,
+            data_scheme=loaded.data_scheme,
+            train_scheme=loaded.train_scheme,
+            metrics=loaded.metrics,
+            device=device,
         )
 
     @classmethod
@@ -65,34 +98,21 @@ class Tagger(TaggerBase):
             from crftag.inference.array_tagger import ArrayTagger
 
             return ArrayTagger.load(exported)
-        tagger = cls(load_model(path, device), device)
+        tagger = cls.from_loaded(load_model(path, device), device)
         tagger.source = path
         return tagger
 
     @property
-    def vocabularies(self) -> Vocabularies:
-        """The words, characters and tags the model was trained with."""
-        return self.loaded.vocabularies
-
-    @property
-    def config(self) -> Config:
-        """The resolved config the model was trained with."""
-        return self.loaded.config
-
-    @property
-    def data_scheme(self) -> str:
-        """The scheme of the training files' tags (``none`` for one label per token)."""
-        return self.loaded.data_scheme
-
-    @property
-    def train_scheme(self) -> str:
-        """The scheme the network predicts in (``none`` for one label per token)."""
-        return self.loaded.train_scheme
-
-    @property
-    def metrics(self) -> dict:
-        """The scores stored with the model (best epoch and dev score)."""
-        return self.loaded.metrics
+    def loaded(self) -> LoadedModel:
+        """The model as a checkpoint describes it, to save or export it."""
+        return LoadedModel(
+            self.model,
+            self.vocabularies,
+            self.config,
+            self.data_scheme,
+            self.train_scheme,
+            self.metrics,
+        )
 
     @property
     def document_context(self) -> bool:

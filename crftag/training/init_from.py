@@ -17,7 +17,7 @@ import sys
 
 import torch
 
-from crftag.config.sections import TRAIN_SCHEMES, Config, ModelConfig, load_config
+from crftag.config.sections import TRAIN_SCHEMES, Config, ModelConfig, read_config
 from crftag.data.conll import Sentence
 from crftag.data.vocab import Vocabularies, Vocabulary
 from crftag.errors import CrftagError
@@ -61,14 +61,21 @@ _TAG_DIMENSIONS = {
 }
 
 
-def load_training_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Config:
-    """:func:`crftag.config.sections.load_config`, where a config with ``train.init_from`` takes the
-    model's architecture for every key it does not set (:func:`base_defaults`); keys it sets
-    to other values are refused when training starts (:func:`check_architecture`)."""
-    config = load_config(path, overrides)
+def load_training_config(
+    path: str, overrides: list[str] | tuple[str, ...] = ()
+) -> tuple[Config, LoadedModel | None]:
+    """(config, the model ``train.init_from`` names or None): the config as
+    :func:`crftag.config.sections.load_config` reads it, where a config with ``train.init_from``
+    takes the model's architecture for every key it does not set (:func:`base_defaults`); keys
+    it sets to other values are refused when training starts (:func:`check_architecture`).
+    The file is read once and the model loaded once, here: training starts from the model's
+    weights and vocabularies (``base`` of :func:`crftag.training.run.train`)."""
+    source = read_config(path, overrides)
+    config = source.build()
     if config.train.init_from is None:
-        return config
-    return load_config(path, overrides, defaults=base_defaults(load_base(config)))
+        return config, None
+    base = load_base(config)
+    return source.build(base_defaults(base)), base
 
 
 def base_defaults(base: LoadedModel) -> dict:

@@ -19,7 +19,7 @@ from crftag.data.conll import Sentence
 from crftag.data.perturb import perturb_sentences
 from crftag.errors import CrftagError
 from crftag.inference.tagger import Tagger
-from crftag.modelfiles.checkpoint import save_model
+from crftag.modelfiles.checkpoint import LoadedModel, save_model
 from crftag.modelfiles.registry import MODEL_FILE
 from crftag.scoring.evaluate import headline, score_sentences
 from crftag.training.checks import check_config, check_device, check_output_dir
@@ -55,6 +55,7 @@ def train(
     resume: bool = False,
     overwrite: bool = False,
     on_epoch: Callable[[EpochResult], bool] | None = None,
+    base: LoadedModel | None = None,
 ) -> dict:
     """Train and write ``output_dir/model.pt`` and ``output_dir/metrics.json``; return metrics.
 
@@ -64,7 +65,9 @@ def train(
     (:mod:`crftag.training.rundir`). SIGINT or SIGTERM stops the run after writing
     ``resume.pt`` (:class:`StopSignals`). ``on_epoch``, if given, is called with each epoch's
     result instead of printing it; when it returns True the run ends there as if it had run its
-    last epoch (``crftag tune`` prunes trials so).
+    last epoch (``crftag tune`` prunes trials so). ``base`` is the ``train.init_from`` model
+    as :func:`crftag.training.init_from.load_training_config` loaded it (read again if not
+    given; a resumed run needs none).
     """
     if resume and overwrite:
         raise CrftagError("--overwrite starts a new run and --resume continues one: give one")
@@ -92,6 +95,7 @@ def train(
                     stop_requested=stop_requested,
                     on_epoch=on_epoch,
                     show_progress=show_progress,
+                    base=base,
                 )
             finally:
                 leave(group)
@@ -108,6 +112,7 @@ def _train_run(
     stop_requested: StopSignals,
     show_progress: bool,
     on_epoch: Callable[[EpochResult], bool] | None = None,
+    base: LoadedModel | None = None,
 ) -> dict:
     """The run itself, in a held run directory and a joined process group."""
     fingerprint = resume_state["fingerprint"] if resume_state else data_fingerprint(config)
@@ -122,6 +127,7 @@ def _train_run(
         resume=resume_state,
         show_progress=show_progress,
         output_dir=output_dir,
+        base=base,
     )
     if overwrite and group.main:
         clear_run(output_dir)
@@ -172,7 +178,7 @@ def train_in_memory(
         )
     )
     run.model.load_state_dict(best)
-    return Tagger(run.loaded({}), device), epochs
+    return _tagger(run), epochs
 
 
 def format_epoch(result: EpochResult) -> str:
@@ -196,13 +202,26 @@ def _dev_evaluation(run: Run, dev: list[Sentence]) -> Callable[[], float | None]
     ``augment.dev``, the mean over the sentences as given and each perturbed copy."""
     if not dev:
         return lambda: None
-    tagger = Tagger(run.loaded({}), run.device)
+    tagger = _tagger(run)
     seed, augment = run.config.train.seed, run.config.augment
     copies = [dev] + [
         perturb_sentences(dev, change, seed=seed, typo_rate=augment.typo_rate)
         for change in augment.dev or ()
     ]
     return lambda: sum(headline(score_sentences(tagger, copy)) for copy in copies) / len(copies)
+
+
+def _tagger(run: Run) -> Tagger:
+    """A tagger of the run's network, which tags with its weights as they stand."""
+    training = run.training
+    return Tagger(
+        run.model,
+        training.vocabularies,
+        config=run.config,
+        data_scheme=training.data_scheme,
+        train_scheme=training.train_scheme,
+        device=run.device,
+    )
 
 
 def _check_before_work(config: Config, device: torch.device, output_dir: str) -> Config:

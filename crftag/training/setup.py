@@ -89,9 +89,12 @@ def start_run(
     resume: dict | None = None,
     show_progress: bool = True,
     output_dir: str | None = None,
+    base: LoadedModel | None = None,
 ) -> Run:
     """A run over the training ``files`` (path, sentences as read), fresh or continued from
-    ``resume`` (the content of a resume file).
+    ``resume`` (the content of a resume file). A fresh run with ``train.init_from`` starts from
+    ``base``, that model as :func:`crftag.training.init_from.load_training_config` loaded it
+    (loaded here if not given).
 
     In a ``group`` of several processes (``torchrun``), rank 0 builds the vocabularies and sends
     them to the others; DistributedDataParallel gives every rank rank 0's initial weights.
@@ -109,7 +112,7 @@ def start_run(
     else:
         data_scheme, train_scheme = resume["data_scheme"], resume["train_scheme"]
     vocabularies, embeddings, base = _vocabularies(
-        config, files, train_scheme, group, resume, show_progress
+        config, files, train_scheme, group, resume, show_progress, base
     )
     training = encode_training_set(files, vocabularies, data_scheme, train_scheme)
 
@@ -160,18 +163,22 @@ def _vocabularies(
     group: Group,
     resume: dict | None,
     show_progress: bool,
+    base: LoadedModel | None,
 ):
     """(vocabularies, pretrained vectors or None, the ``train.init_from`` model or None): a
     resumed run's own; else built on rank 0 (after the old model's, with ``init_from``),
     extended with vector words, and sent to every rank so all index words and tags alike."""
     if resume is not None:
         return Vocabularies.from_state(resume["vocabularies"]), None, None
-    embeddings = vocabularies = base = None
+    embeddings = vocabularies = None
+    if not group.main:
+        base = None  # rank 0's weights reach the others through DistributedDataParallel
     if group.main:
         sentences = in_train_scheme([s for _, in_file in files for s in in_file], train_scheme)
         vocabularies = build_vocabularies(config, sentences, train_scheme)
         if config.train.init_from is not None:
-            base = load_base(config)
+            if base is None:
+                base = load_base(config)
             check_architecture(config, base, train_scheme)
             vocabularies = merge_vocabularies(base.vocabularies, vocabularies, config)
         if config.model.embeddings is not None:

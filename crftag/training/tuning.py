@@ -27,6 +27,7 @@ from crftag.config.sections import Config
 from crftag.data.atomic import atomic_output
 from crftag.errors import CrftagError, TrainingInterrupted
 from crftag.inference.tagger import Tagger
+from crftag.modelfiles.checkpoint import LoadedModel
 from crftag.scoring.evaluate import headline, score_sentences
 from crftag.training.checks import check_config
 from crftag.training.loop import EpochResult
@@ -86,10 +87,18 @@ class StudyReport:
 
 
 def tune(
-    config: Config, output_dir: str, budget: Budget, *, device: torch.device, overwrite=False
+    config: Config,
+    output_dir: str,
+    budget: Budget,
+    *,
+    device: torch.device,
+    overwrite=False,
+    base: LoadedModel | None = None,
 ) -> StudyReport:
     """Run (or continue) the study of ``config`` in ``output_dir``. A study begun with another
-    config is refused, unless ``overwrite``: then its files are removed and a new study begins."""
+    config is refused, unless ``overwrite``: then its files are removed and a new study begins.
+    Every trial starts from ``base``, the ``train.init_from`` model as
+    :func:`crftag.training.init_from.load_training_config` loaded it."""
     optuna = import_optuna()
     if config.data.dev is None:
         raise CrftagError("data.dev: crftag tune chooses trials on the dev score; set a dev file")
@@ -105,7 +114,7 @@ def tune(
     finished = [t for t in study.trials if t.state.is_finished() and t.state.name != "FAIL"]
     remaining = max(0, budget.trials - len(finished))
     deadline = None if budget.minutes is None else time.monotonic() + 60 * budget.minutes
-    objective = Objective(optuna, config, keys, output_dir, device, deadline)
+    objective = Objective(optuna, config, keys, output_dir, device, deadline, base)
     if remaining and not finished:
         # The study starts from the config as written (again, if an interruption stopped that
         # trial), alone: Optuna's worker threads can both take a queued trial.
@@ -208,9 +217,10 @@ class Objective:
     score reported after every epoch; a trial the pruner drops, or one under way at the time
     limit, ends after that epoch (its run directory finished as any run's) and is pruned."""
 
-    def __init__(self, optuna, config, keys, output_dir, device, deadline) -> None:
+    def __init__(self, optuna, config, keys, output_dir, device, deadline, base=None) -> None:
         self.optuna, self.config, self.keys = optuna, config, keys
         self.output_dir, self.device, self.deadline = output_dir, device, deadline
+        self.base = base  # the train.init_from model, loaded once for every trial
         self.stop_requested: Callable[[], int | None] = lambda: None  # a signal's number
 
     def __call__(self, trial) -> float:
@@ -232,7 +242,14 @@ class Objective:
                 stopped.append("time limit")
             return bool(stopped)
 
-        metrics = train(drawn, run_dir, device=self.device, show_progress=False, on_epoch=report)
+        metrics = train(
+            drawn,
+            run_dir,
+            device=self.device,
+            show_progress=False,
+            on_epoch=report,
+            base=self.base,
+        )
         trial.set_user_attr("epochs", metrics["epochs"])
         trial.set_user_attr("seconds", metrics["train_seconds"])
         if stopped:

@@ -3,6 +3,8 @@ that are not spans kept, and bad input named."""
 
 import io
 import json
+import os
+import stat
 
 import pytest
 from hypothesis import given, settings
@@ -201,3 +203,27 @@ def test_any_iob2_file_survives_the_round_trip_through_jsonl(tmp_path_factory, s
     jsonl = directory / "mid.jsonl"
     jsonl.write_text(convert_text(source, "conll", "jsonl"), encoding="utf-8")
     assert convert_text(jsonl, "jsonl", "conll") == direct
+
+
+def test_brat_files_get_a_plain_files_mode_and_a_bad_document_writes_none(tmp_path):
+    source = tmp_path / "in.jsonl"
+    good = {"text": "Anna flew.", "spans": [[0, 4, "PER"]]}
+    bad = {"text": "Anna flew.", "spans": [[0, 4, "PER PERSON"]]}  # no brat type has a space
+    source.write_text(json.dumps(good) + "\n")
+    folder = tmp_path / "brat"
+    previous = os.umask(0o022)
+    try:
+        assert write_brat_folder(read_documents_of(str(source), "jsonl", ColumnSpec()), str(folder))
+    finally:
+        os.umask(previous)
+    assert sorted(os.listdir(folder)) == ["000001.ann", "000001.txt"]
+    assert {stat.S_IMODE(os.stat(folder / name).st_mode) for name in os.listdir(folder)} == {0o644}
+    source.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    with pytest.raises(CrftagError):
+        write_brat_folder(read_documents_of(str(source), "jsonl", ColumnSpec()), str(folder))
+    assert sorted(os.listdir(folder)) == ["000001.ann", "000001.txt"]
+    with pytest.raises(CrftagError):
+        write_brat_folder(
+            read_documents_of(str(source), "jsonl", ColumnSpec()), str(tmp_path / "new")
+        )
+    assert not (tmp_path / "new").exists()

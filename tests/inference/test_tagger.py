@@ -24,11 +24,29 @@ def test_tagger_exposes_what_callers_need_of_its_model(sample_model):
 def test_a_tagger_of_one_label_a_token_has_no_spans(sample_model):
     loaded = Tagger.load(str(sample_model)).loaded
     loaded.train_scheme = "none"
-    tagger = Tagger(loaded, "cpu")
+    tagger = Tagger.from_loaded(loaded, "cpu")
     assert tagger.tags_are_spans is False
     assert tagger.output_tags == sorted(tagger.tag_symbols)  # tags are written as they are
     prediction = tagger.predict(["Anna lives in Oslo ."])[0]
     assert prediction.spans == [] and set(prediction.tags) <= set(tagger.tag_symbols)
+
+
+def test_a_tagger_of_a_network_in_memory_tags_with_its_weights_as_they_stand(sample_model):
+    loaded = Tagger.load(str(sample_model)).loaded
+    tagger = Tagger(
+        loaded.model,
+        loaded.vocabularies,
+        config=loaded.config,
+        data_scheme=loaded.data_scheme,
+        train_scheme=loaded.train_scheme,
+    )
+    words = [["Anna", "Schulz", "lives", "in", "Oslo", "."]]
+    assert tagger.tag(words) == Tagger.load(str(sample_model)).tag(words)
+    assert tagger.metrics == {}  # a network in training has no stored scores
+    assert tagger.loaded.model is loaded.model
+    with torch.no_grad():  # the network changes, and the tagger follows
+        loaded.model.projection.bias[tagger.tag_symbols.index("O")] = 1e4
+    assert tagger.tag(words) == [["O"] * 6]
 
 
 def test_jsonl_carries_confidence_probability_and_nbest(invoke, sample_model):

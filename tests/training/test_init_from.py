@@ -2,14 +2,17 @@
 a new label learned, architecture mismatches refused in one line; rehearsal of old data."""
 
 import dataclasses
+import json
 
 import pytest
 import torch
 
+from crftag.config import sections
 from crftag.config.sections import load_config
 from crftag.data.conll import Sentence
 from crftag.errors import CrftagError
 from crftag.modelfiles.checkpoint import export_arrays, load_model
+from crftag.training import init_from
 from crftag.training.corpus import read_training_files
 from crftag.training.init_from import copy_weights, load_base, load_training_config
 from crftag.training.run import train_in_memory
@@ -160,18 +163,17 @@ def test_a_config_without_a_model_section_takes_the_models(tmp_path, sample_mode
     }[mode]
     if mode == "export":
         export_arrays(base, old)
-    config = load_training_config(_write_config(tmp_path, base))
+    config, loaded = load_training_config(_write_config(tmp_path, base))
     theirs = old.config.model
     assert config.model == dataclasses.replace(theirs, embeddings=None, freeze_embeddings=False)
     assert config.model.hidden_size == 32  # the tiny model's, not the default 200
     assert (config.vocab.lowercase, config.data.train_scheme) == (False, old.train_scheme)
-    loaded = load_base(config)
     for name, weight in old.model.state_dict().items():
         assert torch.equal(loaded.model.state_dict()[name], weight), name
 
 
 def test_keys_allowed_to_differ_are_kept_and_others_still_refused(tmp_path, sample_model):
-    config = load_training_config(
+    config, _ = load_training_config(
         _write_config(tmp_path, sample_model, "model: {dropout: 0.1}\n"), ["model.hidden_size=16"]
     )
     assert config.model.dropout == 0.1
@@ -182,7 +184,63 @@ def test_keys_allowed_to_differ_are_kept_and_others_still_refused(tmp_path, samp
 
 @pytest.mark.parametrize("name", ["en-ner", "en-pos"])
 def test_the_bundled_models_architecture_is_taken(tmp_path, name):
-    config = load_training_config(_write_config(tmp_path, name))
+    config, _ = load_training_config(_write_config(tmp_path, name))
     assert config.model == dataclasses.replace(
         load_model(name).config.model, embeddings=None, freeze_embeddings=False
     )
+
+
+def _count_base_loads(monkeypatch) -> list[str]:
+    """The paths ``train.init_from`` models are loaded from, one entry a load."""
+    loads: list[str] = []
+    load = init_from.load_model
+
+    def counted(name, *args, **kwargs):
+        loads.append(name)
+        return load(name, *args, **kwargs)
+
+    monkeypatch.setattr(init_from, "load_model", counted)
+    return loads
+
+
+def test_train_loads_the_model_it_starts_from_once(
+    invoke, tiny_args, sample_model, tmp_path, monkeypatch
+):
+    loads = _count_base_loads(monkeypatch)
+    settings = tiny_args(train__init_from=str(sample_model), train__epochs=1, data__test=None)
+    result = invoke(["train", "configs/sample.yaml", "-o", str(tmp_path / "run"), *settings])
+    assert result.status == 0, result.stderr
+    assert loads == [str(sample_model)]
+
+
+def test_a_study_loads_the_model_its_trials_start_from_once(
+    invoke, sample_model, tmp_path, monkeypatch
+):
+    loads = _count_base_loads(monkeypatch)
+    settings = [
+        f"train.init_from={sample_model}",
+        "train.epochs=1",
+        "model.hidden_size=32",
+        "model.word_dim=32",
+        "data.test=null",
+    ]
+    sets = [part for setting in settings for part in ("--set", setting)]
+    study = tmp_path / "study"
+    result = invoke(
+        ["tune", "configs/sample.yaml", "-o", str(study), *sets, "--trials", "2", "--device", "cpu"]
+    )
+    assert result.status == 0, result.stderr
+    assert len(json.loads((study / "trials.json").read_text())) == 2
+    assert loads == [str(sample_model)]
+
+
+def test_a_config_that_starts_from_a_model_is_read_once(tmp_path, sample_model, monkeypatch):
+    reads: list[str] = []
+    read = sections.read_yaml_file
+    monkeypatch.setattr(sections, "read_yaml_file", lambda path: reads.append(path) or read(path))
+    loads = _count_base_loads(monkeypatch)
+    path = _write_config(tmp_path, sample_model, "model: {dropout: 0.1}\n")
+    config, base = load_training_config(path)
+    assert reads == [path] and loads == [str(sample_model)]
+    assert (config.model.dropout, config.model.hidden_size) == (0.1, 32)  # its own, the model's
+    assert config.model.hidden_size == base.config.model.hidden_size

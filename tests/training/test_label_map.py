@@ -130,8 +130,8 @@ def test_renamed_labels_start_from_the_old_rows_and_predict_alike(
         old_state["crf.transitions"][sources][:, sources],
     )
     words = [list(s.tokens) for s in sentences]
-    expected = [_to_new(old_tags_) for old_tags_ in Tagger(old, "cpu").tag(words)]
-    predicted = Tagger(run.loaded({}), "cpu").tag(words)
+    expected = [_to_new(old_tags_) for old_tags_ in Tagger.from_loaded(old, "cpu").tag(words)]
+    predicted = Tagger.from_loaded(run.loaded({}), "cpu").tag(words)
     assert predicted == expected
     assert {label_of(t) for s in predicted for t in s} - {None} <= set(RENAMED)
     assert any(t != "O" for s in predicted for t in s)

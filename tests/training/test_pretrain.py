@@ -1,0 +1,113 @@
+"""`crftag pretrain`: a directory of character language models from unlabelled text, within a
+time budget, resumable after a signal, and one-line errors for bad input."""
+
+import gzip
+import json
+import signal
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from crftag.modelfiles.char_lm_files import load_char_lm
+
+TINY = ["--hidden", "8", "--char-dim", "4", "--batch-size", "8", "--device", "cpu", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def text_file(tmp_path_factory):
+    """The words of the bundled NER sample, a sentence a line, labels stripped, gzip'd."""
+    sentences, words = [], []
+    with open("data/ner_sample.train.conll", encoding="utf-8") as stream:
+        for line in stream:
+            if line.strip():
+                words.append(line.split()[0])
+            elif words:
+                sentences.append(" ".join(words))
+                words = []
+    path = tmp_path_factory.mktemp("text") / "text.txt.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as stream:
+        stream.write("\n".join(sentences[:200]) + "\n")
+    return str(path)
+
+
+def crftag(*args):
+    return subprocess.Popen(
+        [sys.executable, "-m", "crftag", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_pretrain_writes_models_and_their_held_out_perplexity(tmp_path, text_file, invoke):
+    result = invoke(["pretrain", text_file, "-o", str(tmp_path / "lm"), "--epochs", "1", *TINY])
+    assert result.status == 0, result.stderr
+    assert result.stdout == ""
+    stored = json.loads((tmp_path / "lm" / "perplexity.json").read_text())
+    assert f"forward {stored['forward']:.3f}" in result.stderr
+    pretrained = load_char_lm(str(tmp_path / "lm"))
+    assert pretrained.perplexity == stored
+    # Trained: better than guessing uniformly among the characters.
+    assert 1 < stored["forward"] < len(pretrained.codes) and stored["backward"] < len(
+        pretrained.codes
+    )
+    assert not (tmp_path / "lm" / "resume.pt").exists()
+
+
+def test_time_budget_stops_training_and_still_writes_the_models(tmp_path, text_file, invoke):
+    out = tmp_path / "lm"
+    result = invoke(
+        ["pretrain", text_file, "-o", str(out), "--epochs", "1000", "--time", "0.01", *TINY]
+    )
+    assert result.status == 0, result.stderr
+    assert "stopped by --time at epoch 1" in result.stderr
+    assert load_char_lm(str(out)).perplexity["forward"] > 1
+
+
+def test_interrupted_and_resumed_pretraining_equals_uninterrupted(tmp_path, text_file):
+    options = ["--epochs", "3", "--batch-size", "2", *TINY[:4], *TINY[6:]]
+    straight = crftag("pretrain", text_file, "-o", str(tmp_path / "straight"), *options)
+    assert straight.wait(timeout=300) == 0, straight.stderr.read()
+
+    broken = tmp_path / "broken"
+    process = crftag("pretrain", text_file, "-o", str(broken), *options)
+    while not process.stderr.readline().startswith("epoch 1: done"):
+        assert process.poll() is None, process.stderr.read()
+    process.send_signal(signal.SIGINT)  # lands in epoch 2
+    assert process.wait(timeout=120) == 128 + signal.SIGINT
+    message = process.stderr.read()
+    assert "Traceback" not in message and f"crftag pretrain --resume {broken}" in message
+    assert (broken / "resume.pt").exists() and not (broken / "char_lm.pt").exists()
+
+    resumed = crftag("pretrain", "--resume", str(broken), "--device", "cpu", "--quiet")
+    assert resumed.wait(timeout=300) == 0, resumed.stderr.read()
+    expected = load_char_lm(str(tmp_path / "straight"))
+    got = load_char_lm(str(broken))
+    assert got.perplexity == expected.perplexity
+    a, b = expected.models.state_dict(), got.models.state_dict()
+    assert all(torch.equal(a[name], b[name]) for name in a)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "missing.txt: no such text file"),
+        (b"", "missing.txt: no text (the file is empty or blank)"),
+        (b"ok\n\xff\xfe\n", "missing.txt:2: not valid UTF-8"),
+        (b"only one line\n", "one line of text; pretraining needs at least two"),
+    ],
+)
+def test_bad_text_is_one_line_and_exit_2(tmp_path, invoke, content, message):
+    path = tmp_path / "missing.txt"
+    if content is not None:
+        path.write_bytes(content)
+    result = invoke(["pretrain", str(path), "-o", str(tmp_path / "lm"), *TINY])
+    assert result.status == 2
+    assert result.stderr.count("\n") == 1 and message in result.stderr
+
+
+def test_resume_without_state_is_one_line(tmp_path, invoke):
+    result = invoke(["pretrain", "--resume", str(tmp_path)])
+    assert result.status == 2 and "nothing to resume" in result.stderr

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import os
 import reprlib
 import types
 import typing
@@ -29,6 +30,8 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "SHOWN_CHARS",
+    "apply_override",
+    "relative_to",
     "build",
     "describe",
     "maximum_of",
@@ -290,3 +293,29 @@ def _shown(value: Any) -> str:
         return f"an integer of about {int(value.bit_length() * math.log10(2))} digits"
     text = _SHORT.repr(value)
     return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
+
+
+def relative_to(base: str, value: Any) -> Any:
+    """A config's path ``value`` (or the paths in a list or mapping) relative to ``base``."""
+    if isinstance(value, dict):
+        return {key: relative_to(base, item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [relative_to(base, item) for item in value]
+    if isinstance(value, str) and value != "-" and not os.path.isabs(value):
+        return os.path.normpath(os.path.join(base, value))
+    return value
+
+
+def apply_override(raw: dict, override: str) -> str | None:
+    """Set the key ``override`` names in ``raw``; None, or what is wrong with it."""
+    key, equals, text = override.partition("=")
+    parts = key.strip().split(".")
+    if not equals or len(parts) != 2 or not all(parts):
+        return "expected section.key=value, e.g. train.lr=0.01"
+    section, name = parts
+    if section not in raw or raw[section] is None:
+        raw[section] = {}
+    if not isinstance(raw[section], dict):
+        return f"section {section[:SHOWN_CHARS]!r} is not a mapping"
+    raw[section][name] = parse_value(text)
+    return None

@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crftag.config.augment import AugmentConfig
-from crftag.config.loading import SHOWN_CHARS, build, parse_value, read_yaml_file
+from crftag.config.loading import (
+    SHOWN_CHARS,
+    apply_override,
+    build,
+    read_yaml_file,
+    relative_to,
+)
 from crftag.config.tune import TuneConfig
 from crftag.data.align import MISALIGNED_POLICIES
 from crftag.data.conll import ColumnSpec, Sentence, detect_format
@@ -232,6 +238,10 @@ class ModelConfig:
     )
     freeze_embeddings: bool = _key(False, "Keep the word embeddings fixed during training.")
     lexicons: dict[str, str] | None = _key(None, "`{TYPE: file}` dictionaries (docs/your-data.md).")
+    char_lm: str | None = _key(
+        None, "A `crftag pretrain` directory: its states at word edges (docs/your-data.md)."
+    )
+    char_lm_finetune: bool = _key(False, "Train `char_lm`'s models too (default: kept as is).")
 
 
 @dataclass(frozen=True)
@@ -340,7 +350,7 @@ class Config:
         return build(cls, raw, source)
 
 
-_PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings", "lexicons")}
+_PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings", "lexicons", "char_lm")}
 _PATH_KEYS["train"] = ("init_from", "rehearsal")  # a bundled model's name: see init_from.py
 
 
@@ -360,39 +370,14 @@ def load_config(
         values = raw.get(section)
         if isinstance(values, dict):
             raw[section] = {
-                key: _relative_to(base, value) if key in keys else value
+                key: relative_to(base, value) if key in keys else value
                 for key, value in values.items()
             }
     for override in overrides:
-        problem = _apply_override(raw, override)
+        problem = apply_override(raw, override)
         if problem is not None:
             errors.append(f"--set {override[:SHOWN_CHARS]}: {problem}")
     for section, values in (defaults or {}).items():
         given = raw.get(section)
         raw[section] = {**values, **given} if isinstance(given, dict) else given or values
     return build(Config, raw, path, errors)
-
-
-def _relative_to(base: str, value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _relative_to(base, item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_relative_to(base, item) for item in value]
-    if isinstance(value, str) and value != "-" and not os.path.isabs(value):
-        return os.path.normpath(os.path.join(base, value))
-    return value
-
-
-def _apply_override(raw: dict, override: str) -> str | None:
-    """Set the key ``override`` names in ``raw``; None, or what is wrong with it."""
-    key, equals, text = override.partition("=")
-    parts = key.strip().split(".")
-    if not equals or len(parts) != 2 or not all(parts):
-        return "expected section.key=value, e.g. train.lr=0.01"
-    section, name = parts
-    if section not in raw or raw[section] is None:
-        raw[section] = {}
-    if not isinstance(raw[section], dict):
-        return f"section {section[:SHOWN_CHARS]!r} is not a mapping"
-    raw[section][name] = parse_value(text)
-    return None

@@ -18,11 +18,20 @@ _RESERVED = ("<pad>", "<unk>", "<boundary>")
 
 
 class CharCodes:
-    """Characters to codes: ``symbols[code]`` is the character (or a reserved symbol)."""
+    """Characters to codes: ``symbols[code]`` is the character (or a reserved symbol);
+    ``sizes``, where a tagger reads the models, their ``char_dim`` and ``hidden_size``."""
 
-    def __init__(self, symbols: list[str]) -> None:
+    def __init__(self, symbols: list[str], sizes: dict | None = None) -> None:
         self.symbols = symbols
         self.index = {symbol: code for code, symbol in enumerate(symbols)}
+        self.sizes = dict(sizes or {})
+
+    def to_state(self) -> dict:
+        return {"symbols": list(self.symbols), **self.sizes}
+
+    @classmethod
+    def from_state(cls, state: dict) -> CharCodes:
+        return cls(list(state["symbols"]), {k: int(v) for k, v in state.items() if k != "symbols"})
 
     @classmethod
     def counted(cls, lines: Iterable[str], max_symbols: int) -> CharCodes:

@@ -15,7 +15,14 @@ from crftag.errors import CrftagError
 from crftag.modelfiles.checkpoint import read_checkpoint, write_checkpoint
 from crftag.nn.char_lm import CharLanguageModels
 
-__all__ = ["CHAR_LM_FILE", "PretrainedCharLM", "char_lm_payload", "load_char_lm", "save_char_lm"]
+__all__ = [
+    "CHAR_LM_FILE",
+    "PretrainedCharLM",
+    "char_lm_payload",
+    "load_char_lm",
+    "pretrained_codes",
+    "save_char_lm",
+]
 
 CHAR_LM_FILE = "char_lm.pt"
 _FORMAT = "crftag-char-lm"
@@ -53,12 +60,26 @@ def save_char_lm(directory: str, pretrained: PretrainedCharLM) -> None:
         stream.write("\n")
 
 
-def load_char_lm(directory: str) -> PretrainedCharLM:
-    """The models ``crftag pretrain`` wrote in ``directory``; anything else is a one-line error."""
+def load_char_lm(directory: str, key: str | None = None) -> PretrainedCharLM:
+    """The models ``crftag pretrain`` wrote in ``directory``; anything else is a one-line error,
+    which names the config ``key`` that gave the directory, if one did."""
     path = os.path.join(directory, CHAR_LM_FILE)
-    if not os.path.isfile(path):
-        raise CrftagError(f"{directory}: no {CHAR_LM_FILE} here; write one with crftag pretrain")
-    return char_lm_from_payload(read_checkpoint(path), path)
+    try:
+        if not os.path.isfile(path):
+            raise CrftagError(
+                f"{directory}: no {CHAR_LM_FILE} here; write one with crftag pretrain"
+            )
+        return char_lm_from_payload(read_checkpoint(path), path)
+    except CrftagError as error:
+        if key is None:
+            raise
+        raise CrftagError(f"{key}: {error}") from None
+
+
+def pretrained_codes(pretrained: PretrainedCharLM) -> CharCodes:
+    """The models' characters with their sizes, as a tagger's vocabularies keep them."""
+    sizes = {name: pretrained.settings[name] for name in ("char_dim", "hidden_size")}
+    return CharCodes(pretrained.codes.symbols, sizes)
 
 
 def char_lm_from_payload(payload: dict, source: str) -> PretrainedCharLM:

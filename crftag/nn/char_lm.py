@@ -14,6 +14,7 @@ import torch
 from torch import nn
 from torch.nn import functional
 
+from crftag.data.batching import CharLMInputs
 from crftag.nn.encoders import WordBiLSTM
 
 __all__ = ["CharLanguageModels"]
@@ -35,6 +36,18 @@ class CharLanguageModels(nn.Module):
         """(B, T, 2H): at step t the forward model's state after reading codes 0..t, then the
         backward model's after reading codes t..length-1 from the end; zeros past the end."""
         return self.encoder(self.embedding(codes), lengths.cpu())
+
+    def word_states(self, inputs: CharLMInputs) -> torch.Tensor:
+        """(B, T, 2H): each word's contextual string embedding (flair): the forward model's
+        state after the word's last character, then the backward model's state at its first
+        character (having read the sentence from its end back to the word's start)."""
+        states = self.states(inputs.codes, inputs.lengths)  # (B, L, 2H)
+        hidden = self.hidden_size
+        lasts = inputs.lasts.unsqueeze(2).expand(-1, -1, hidden)  # (B, T, H)
+        firsts = inputs.firsts.unsqueeze(2).expand(-1, -1, hidden)
+        forward = states[..., :hidden].gather(1, lasts)
+        backward = states[..., hidden:].gather(1, firsts)
+        return torch.cat([forward, backward], dim=2)
 
     def nll(self, codes: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """(2,): the forward and the backward model's negative log-likelihood of the lines,

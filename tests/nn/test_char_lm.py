@@ -56,3 +56,25 @@ def test_padding_changes_no_loss():
         short = models.nll(codes, torch.tensor([4]))
         long = models.nll(padded, torch.tensor([4]))
     assert torch.equal(short, long)
+
+
+def test_word_states_are_the_forward_state_at_the_last_and_the_backward_at_the_first_character():
+    from crftag.data.batching import CharLMInputs
+    from crftag.data.char_codes import CharCodes
+
+    codes = CharCodes([*"\0\1\2", *"abcdefghijklmnopqrstuvwxyz "])
+    torch.manual_seed(0)
+    models = CharLanguageModels(num_symbols=len(codes), char_dim=3, hidden_size=4)
+    sentences = [["ab", "cde"], ["f"]]
+    inputs = CharLMInputs.collate([codes.encode_words(words) for words in sentences])
+    with torch.no_grad():
+        got = models.word_states(inputs)  # (2, 2, 8)
+        hidden = models.hidden_size
+        for row, words in enumerate(sentences):
+            line = torch.tensor(codes.encode(" ".join(words)))
+            states, _ = models.encoder.lstm(models.embedding(line).unsqueeze(0))
+            states = states[0]  # (L, 2H); "\0ab cde\0": "ab" is 1..2, "cde" 4..6
+            edges = {0: [(1, 2), (4, 6)], 1: [(1, 1)]}[row]
+            for position, (first, last) in enumerate(edges):
+                expected = torch.cat([states[last, :hidden], states[first, hidden:]])
+                assert torch.allclose(got[row, position], expected, atol=1e-6)

@@ -111,3 +111,55 @@ def test_bad_text_is_one_line_and_exit_2(tmp_path, invoke, content, message):
 def test_resume_without_state_is_one_line(tmp_path, invoke):
     result = invoke(["pretrain", "--resume", str(tmp_path)])
     assert result.status == 2 and "nothing to resume" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def char_lm_dir(tmp_path_factory, text_file):
+    from crftag import cli
+
+    directory = tmp_path_factory.mktemp("lm") / "lm"
+    assert cli.run(["pretrain", text_file, "-o", str(directory), "--epochs", "1", *TINY]) == 0
+    return directory
+
+
+@pytest.mark.parametrize("finetune", [False, True])
+def test_a_tagger_with_the_char_lm_trains_and_carries_its_weights(
+    tmp_path, invoke, tiny_args, char_lm_dir, finetune
+):
+    from crftag.modelfiles.checkpoint import load_model
+
+    run = tmp_path / "run"
+    options = tiny_args(
+        train__epochs=1, model__char_lm=str(char_lm_dir), model__char_lm_finetune=finetune
+    )
+    result = invoke(["train", "configs/sample.yaml", "-o", str(run), *options])
+    assert result.status == 0, result.stderr
+    model = load_model(str(run)).model
+    pretrained = load_char_lm(str(char_lm_dir)).models.state_dict()
+    trained = model.char_lm.state_dict()
+    unchanged = all(torch.equal(trained[name], pretrained[name]) for name in pretrained)
+    assert unchanged != finetune
+    # The checkpoint is self-contained: it tags with the language model's directory gone.
+    moved = tmp_path / "elsewhere"
+    char_lm_dir.rename(moved)
+    try:
+        tagged = invoke(["predict", "-m", str(run)], stdin="Laura Joshi joined Acme Corp .\n")
+    finally:
+        moved.rename(char_lm_dir)
+    assert tagged.status == 0 and len(tagged.stdout.split()) == 12
+
+
+def test_a_missing_char_lm_directory_is_one_line(tmp_path, invoke, tiny_args):
+    options = tiny_args(model__char_lm=str(tmp_path / "nowhere"))
+    result = invoke(["train", "configs/sample.yaml", "-o", str(tmp_path / "run"), *options])
+    assert result.status == 2 and result.stderr.count("\n") == 1
+    assert "model.char_lm: " in result.stderr and "no char_lm.pt here" in result.stderr
+
+
+def test_the_features_encoder_refuses_a_char_lm_in_one_line(tmp_path, invoke, char_lm_dir):
+    features = ["model.encoder=features", "train.optimizer=sgd", "train.momentum=0"]
+    features += ["train.clip_grad_norm=null", f"model.char_lm={char_lm_dir}"]
+    options = [part for setting in features for part in ("--set", setting)]
+    result = invoke(["train", "configs/sample.yaml", "-o", str(tmp_path / "run"), *options])
+    assert result.status == 2 and result.stderr.count("\n") == 1
+    assert "model.char_lm needs the BiLSTM encoder" in result.stderr

@@ -124,6 +124,11 @@ def resume_pretraining(
         raise CrftagError(f"{path}: not the resume state of crftag pretrain")
     settings = PretrainSettings(**state["settings"])
     training, held_out = _split(read_text_lines(state["paths"]), settings.held_out, state["paths"])
+    if _text_size(training, held_out) != list(state["text_size"]):
+        raise CrftagError(
+            f"{', '.join(state['paths'])}: the text changed since the pretraining in {directory} "
+            "began; resuming needs the same text (or begin anew in another directory)"
+        )
     codes = CharCodes(list(state["symbols"]))
     models = CharLanguageModels(len(codes), settings.char_dim, settings.hidden_size)
     models.load_state_dict(state["state_dict"])
@@ -276,6 +281,12 @@ def _finish(run: _Run) -> PretrainedCharLM:
     return pretrained
 
 
+def _text_size(training: list[list[int]], held_out: list[list[int]]) -> list[int]:
+    """[training pieces, their codes, held-out pieces, their codes]: what a resumed run checks
+    the text it reads again against."""
+    return [len(training), sum(map(len, training)), len(held_out), sum(map(len, held_out))]
+
+
 def _save_resume(run: _Run, seconds: float) -> None:
     """Everything a resumed run needs, written whole or not at all."""
     write_checkpoint(
@@ -289,5 +300,6 @@ def _save_resume(run: _Run, seconds: float) -> None:
             "state_dict": run.models.state_dict(),
             "optimizer": run.optimizer.state_dict(),
             "progress": {"epoch": run.epoch, "step": run.step, "seconds": seconds},
+            "text_size": _text_size(run.training, run.held_out),
         },
     )

@@ -10,7 +10,9 @@ import sys
 import pytest
 import torch
 
+from crftag.errors import TrainingInterrupted
 from crftag.modelfiles.char_lm_files import load_char_lm
+from crftag.training.pretrain import PretrainSettings, pretrain
 
 TINY = ["--hidden", "8", "--char-dim", "4", "--batch-size", "8", "--device", "cpu", "--quiet"]
 
@@ -106,6 +108,33 @@ def test_bad_text_is_one_line_and_exit_2(tmp_path, invoke, content, message):
     result = invoke(["pretrain", str(path), "-o", str(tmp_path / "lm"), *TINY])
     assert result.status == 2
     assert result.stderr.count("\n") == 1 and message in result.stderr
+
+
+def test_resume_refuses_text_that_changed(tmp_path, invoke):
+    text = tmp_path / "text.txt"
+    text.write_text("one line of text\nand another\nand a third\n")
+
+    def stop_after_first_batch(calls=[]):  # noqa: B006 - counts the calls
+        """A signal (2, SIGINT) after the first batch, as StopSignals reports one."""
+        calls.append(1)
+        return 2 if len(calls) == 1 else None
+
+    stopped = tmp_path / "stopped"
+    settings = PretrainSettings(hidden_size=8, char_dim=4, batch_size=1, epochs=2)
+    with pytest.raises(TrainingInterrupted):
+        pretrain(
+            [str(text)],
+            str(stopped),
+            settings,
+            minutes=None,
+            device=torch.device("cpu"),
+            stop_requested=stop_after_first_batch,
+            show_progress=False,
+        )
+    text.write_text("one line of text\nand another, longer\nand a third\n")
+    result = invoke(["pretrain", "--resume", str(stopped)])
+    assert result.status == 2 and result.stderr.count("\n") == 1
+    assert "the text changed since the pretraining" in result.stderr
 
 
 def test_resume_without_state_is_one_line(tmp_path, invoke):

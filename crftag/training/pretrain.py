@@ -11,6 +11,7 @@ bit, as one never stopped. A time budget ends training after the batch that reac
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import os
 import sys
@@ -65,6 +66,7 @@ class _Run:
     epoch: int = 1
     step: int = 0  # batches of the epoch done
     seconds: float = 0.0  # training time before this process
+    text_digest: str = ""  # of the lines read, which a resumed run reads again
 
 
 def pretrain(
@@ -88,7 +90,8 @@ def pretrain(
                     else ""
                 )
             )
-    training, held_out = _split(read_text_lines(paths), settings.held_out, paths)
+    lines = read_text_lines(paths)
+    training, held_out = _split(lines, settings.held_out, paths)
     codes = CharCodes.counted(training, settings.max_symbols)
     torch.manual_seed(settings.seed)
     models = CharLanguageModels(len(codes), settings.char_dim, settings.hidden_size).to(device)
@@ -103,6 +106,7 @@ def pretrain(
         models,
         optimizer,
         device,
+        text_digest=_digest(lines),
     )
     return _train(run, stop_requested, show_progress)
 
@@ -123,12 +127,13 @@ def resume_pretraining(
     if state.get("format") != _RESUME_FORMAT:
         raise CrftagError(f"{path}: not the resume state of crftag pretrain")
     settings = PretrainSettings(**state["settings"])
-    training, held_out = _split(read_text_lines(state["paths"]), settings.held_out, state["paths"])
-    if _text_size(training, held_out) != list(state["text_size"]):
+    lines = read_text_lines(state["paths"])
+    if _digest(lines) != state["text_digest"]:
         raise CrftagError(
             f"{', '.join(state['paths'])}: the text changed since the pretraining in {directory} "
             "began; resuming needs the same text (or begin anew in another directory)"
         )
+    training, held_out = _split(lines, settings.held_out, state["paths"])
     codes = CharCodes(list(state["symbols"]))
     models = CharLanguageModels(len(codes), settings.char_dim, settings.hidden_size)
     models.load_state_dict(state["state_dict"])
@@ -149,6 +154,7 @@ def resume_pretraining(
         progress["epoch"],
         progress["step"],
         progress["seconds"],
+        state["text_digest"],
     )
     return _train(run, stop_requested, show_progress)
 
@@ -281,10 +287,12 @@ def _finish(run: _Run) -> PretrainedCharLM:
     return pretrained
 
 
-def _text_size(training: list[list[int]], held_out: list[list[int]]) -> list[int]:
-    """[training pieces, their codes, held-out pieces, their codes]: what a resumed run checks
-    the text it reads again against."""
-    return [len(training), sum(map(len, training)), len(held_out), sum(map(len, held_out))]
+def _digest(lines: list[str]) -> str:
+    """SHA-256 of the text's lines: what a resumed run checks the text it reads again against."""
+    digest = hashlib.sha256()
+    for line in lines:
+        digest.update(line.encode("utf-8") + b"\n")
+    return digest.hexdigest()
 
 
 def _save_resume(run: _Run, seconds: float) -> None:
@@ -300,6 +308,6 @@ def _save_resume(run: _Run, seconds: float) -> None:
             "state_dict": run.models.state_dict(),
             "optimizer": run.optimizer.state_dict(),
             "progress": {"epoch": run.epoch, "step": run.step, "seconds": seconds},
-            "text_size": _text_size(run.training, run.held_out),
+            "text_digest": run.text_digest,
         },
     )

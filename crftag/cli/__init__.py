@@ -82,6 +82,11 @@ COMMANDS = {
         "tune",
         "Search the hyper-parameters of CONFIG on its dev set with Optuna.",
     ),
+    "pretrain": (
+        "crftag.cli.pretraining",
+        "pretrain",
+        "Train a forward and a backward character language model on unlabelled text.",
+    ),
     "select": (
         "crftag.cli.selecting",
         "select",

@@ -18,13 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crftag.config.augment import AugmentConfig
-from crftag.config.loading import (
-    SHOWN_CHARS,
-    apply_override,
-    build,
-    read_yaml_file,
-    relative_to,
-)
+from crftag.config.loading import SHOWN_CHARS, apply_override, build, read_yaml_file, relative_to
 from crftag.config.tune import TuneConfig
 from crftag.data.align import MISALIGNED_POLICIES
 from crftag.data.conll import ColumnSpec, Sentence, detect_format
@@ -240,6 +234,8 @@ class ModelConfig:
     )
     freeze_embeddings: bool = _key(False, "Keep the word embeddings fixed during training.")
     lexicons: dict[str, str] | None = _key(None, "`{TYPE: file}` dictionaries (docs/your-data.md).")
+    char_lm: str | None = _key(None, "A `crftag pretrain` directory (docs/your-data.md).")
+    char_lm_finetune: bool = _key(False, "Train `char_lm`'s models too (default: kept as is).")
 
 
 @dataclass(frozen=True)
@@ -348,23 +344,22 @@ class Config:
         return build(cls, raw, source)
 
 
-_PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings", "lexicons")}
+_PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings", "lexicons", "char_lm")}
 _PATH_KEYS["train"] = ("init_from", "rehearsal")  # a bundled model's name: see init_from.py
 
 
 def load_config(
     path: str, overrides: list[str] | tuple[str, ...] = (), *, defaults: dict | None = None
 ) -> Config:
-    """Read ``path``, apply ``--set section.key=value`` overrides, validate; raises CrftagError
-    naming every mistake of the file and the overrides, one a line. ``defaults`` (``{section:
-    {key: value}}``) replace the built-in defaults of the keys that neither sets."""
+    """``path`` read, ``--set`` overrides applied, validated (CrftagError: every mistake, one a
+    line); ``defaults`` ``{section: {key: value}}`` for the keys neither sets."""
     return read_config(path, overrides).build(defaults)
 
 
 @dataclass(frozen=True)
 class ConfigSource:
-    """A config file read once, ``--set`` overrides applied, mistakes found so far kept: built
-    into a :class:`Config` again and again (with a base model's defaults) without reading."""
+    """A config file read once, overrides applied, mistakes kept: built again (with a base
+    model's defaults) without reading."""
 
     path: str
     raw: dict

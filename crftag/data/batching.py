@@ -7,6 +7,7 @@ padding, and the time steps the CRF and LSTM loop over, stay few.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ from crftag.data.vocab import Vocabularies
 
 __all__ = [
     "Batch",
+    "CharLMInputs",
     "Encoded",
     "build_batch",
     "collate",
@@ -40,6 +42,8 @@ class Encoded:
               (:mod:`crftag.data.partial`); None when fully labelled
     lexicon   (T, L) long, each token's position in each dictionary type's match
               (:mod:`crftag.data.lexicons`), or None for a model without dictionaries
+    char_lm   (codes, lasts, firsts) of :meth:`crftag.data.char_codes.CharCodes.encode_words`
+              for a model with character language models (``model.char_lm``), or None
     """
 
     words: torch.Tensor
@@ -48,6 +52,43 @@ class Encoded:
     features: torch.Tensor | None = None
     allowed: torch.Tensor | None = None
     lexicon: torch.Tensor | None = None
+    char_lm: tuple[list[int], list[int], list[int]] | None = None
+
+
+@dataclass
+class CharLMInputs:
+    """What the character models read for a batch of sentences.
+
+    codes   (B, L) long, each sentence's words joined by spaces and framed, 0 = padding
+    lengths (B,) long, on the CPU
+    lasts   (B, T) long, each word's last character's position in its row of ``codes``
+    firsts  (B, T) long, its first character's; both 0 at padding
+    """
+
+    codes: torch.Tensor
+    lengths: torch.Tensor
+    lasts: torch.Tensor
+    firsts: torch.Tensor
+
+    @classmethod
+    def collate(cls, encoded: Sequence[tuple[list[int], list[int], list[int]]]) -> CharLMInputs:
+        """The inputs of sentences each :meth:`CharCodes.encode_words`'d, padded."""
+        lengths = torch.tensor([len(coded) for coded, _, _ in encoded])
+        longest = max(len(last) for _, last, _ in encoded)
+        widest = max(len(coded) for coded, _, _ in encoded)
+        rows = torch.zeros(len(encoded), widest, dtype=torch.long)
+        lasts = torch.zeros(len(encoded), longest, dtype=torch.long)
+        firsts = torch.zeros_like(lasts)
+        for row, (coded, last, first) in enumerate(encoded):
+            rows[row, : len(coded)] = torch.tensor(coded)
+            lasts[row, : len(last)] = torch.tensor(last, dtype=torch.long)
+            firsts[row, : len(first)] = torch.tensor(first, dtype=torch.long)
+        return cls(rows, lengths, lasts, firsts)
+
+    def to(self, device: torch.device) -> CharLMInputs:
+        return CharLMInputs(
+            self.codes.to(device), self.lengths, self.lasts.to(device), self.firsts.to(device)
+        )
 
 
 @dataclass
@@ -65,6 +106,7 @@ class Batch:
     allowed_tags (B, T, K) bool, or None: the tags each token may take when some sentence has
              unknown tags; a fully labelled row allows its own tag only, padding every tag
     lexicon  (B, T, L) long dictionary positions, 0 at padding, or None (no dictionaries)
+    char_lm  what the character language models read (``model.char_lm``), or None
     """
 
     words: torch.Tensor
@@ -76,6 +118,7 @@ class Batch:
     groups: torch.Tensor | None = None
     allowed_tags: torch.Tensor | None = None
     lexicon: torch.Tensor | None = None
+    char_lm: CharLMInputs | None = None
 
     def to(self, device: torch.device) -> Batch:
         return Batch(
@@ -94,6 +137,7 @@ class Batch:
                 else self.allowed_tags.to(device, non_blocking=True)
             ),
             lexicon=None if self.lexicon is None else self.lexicon.to(device, non_blocking=True),
+            char_lm=None if self.char_lm is None else self.char_lm.to(device),
         )
 
 
@@ -131,6 +175,9 @@ def encode(
         lexicon=None
         if lexicons is None
         else torch.from_numpy(lexicon_arrays([tokens], lexicons)[0]),
+        char_lm=None
+        if vocabularies.char_lm is None
+        else vocabularies.char_lm.encode_words(list(tokens)),
     )
 
 
@@ -147,7 +194,7 @@ def _encode_partial(
             allowed[position, indices] = True
     encoded = encode(tokens, vocabularies)
     tags = allowed.to(torch.uint8).argmax(1)  # (T,) the first allowed tag of each token
-    return Encoded(encoded.words, encoded.chars, tags, encoded.features, allowed, encoded.lexicon)
+    return dataclasses.replace(encoded, tags=tags, allowed=allowed)
 
 
 def collate(items: Sequence[Encoded]) -> Batch:
@@ -185,6 +232,9 @@ def collate(items: Sequence[Encoded]) -> Batch:
         features=features,
         allowed_tags=_allowed_tags(items, tags),
         lexicon=lexicon,
+        char_lm=None
+        if items[0].char_lm is None
+        else CharLMInputs.collate([item.char_lm for item in items]),
     )
 
 
@@ -224,6 +274,9 @@ def encode_batch(sentences: Sequence[Sequence[str]], vocabularies: Vocabularies)
         lengths=lengths_tensor,
         tags=None,
         lexicon=None if lexicons is None else torch.from_numpy(lexicon_arrays(sentences, lexicons)),
+        char_lm=None
+        if vocabularies.char_lm is None
+        else CharLMInputs.collate([vocabularies.char_lm.encode_words(s) for s in sentences]),
     )
 
 

@@ -40,6 +40,8 @@ __all__ = [
     "Embeddings",
     "SubwordEmbeddings",
     "embeddings_dims",
+    "numbered_lines",
+    "open_compressed",
     "read_embeddings",
     "vector_format",
 ]
@@ -136,20 +138,25 @@ class ConcatenatedEmbeddings(Embeddings):
         return torch.cat(pieces)
 
 
-def _open(path: str) -> tuple[BinaryIO, BinaryIO]:
-    """(the decompressed stream, the file under it) of an embeddings file."""
+def open_compressed(path: str, what: str = "embeddings file") -> tuple[BinaryIO, BinaryIO]:
+    """(the decompressed stream, the file under it) of a plain, gzip, bzip2 or xz file;
+    ``what`` names the file in the messages of a missing one."""
     if os.path.isdir(path):
-        raise CrftagError(f"{path}: is a directory, expected an embeddings file")
+        raise CrftagError(f"{path}: is a directory, expected {_article(what)} {what}")
     try:
         handle = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
     except FileNotFoundError:
-        raise CrftagError(f"{path}: no such embeddings file") from None
+        raise CrftagError(f"{path}: no such {what}") from None
     start = handle.read(6)
     handle.seek(0)
     for magic, opener in _COMPRESSIONS:
         if start.startswith(magic):
             return opener(handle), handle  # type: ignore[return-value]
     return handle, handle
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[:1] in "aeiou" else "a"
 
 
 def vector_format(path: str) -> str:
@@ -171,7 +178,7 @@ def vector_format(path: str) -> str:
 
 def _first_lines(path: str, header_bytes: int, line_bytes: int) -> tuple[bytes, bytes]:
     """Up to ``header_bytes`` of the first line and ``line_bytes`` of the second, decompressed."""
-    stream, handle = _open(path)
+    stream, handle = open_compressed(path)
     with handle, stream:
         try:
             header = stream.readline(header_bytes)
@@ -184,7 +191,7 @@ def _first_lines(path: str, header_bytes: int, line_bytes: int) -> tuple[bytes, 
             raise CrftagError(f"{path}: corrupt {compression(stream)} data ({error})") from None
 
 
-def _lines(path: str, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
+def numbered_lines(path: str, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
     """(line number, line) of a plain or compressed stream; truncated or corrupt data is a
     located error (EOFError would otherwise reach the command line as an interruption)."""
     number = 0
@@ -213,7 +220,7 @@ def _lines(path: str, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
 def _records(path: str, stream: BinaryIO) -> Iterator[tuple[int, str, list[str]]]:
     """(line number, word, vector fields), the word2vec header skipped."""
     dim: int | None = None
-    for number, raw in _lines(path, stream):
+    for number, raw in numbered_lines(path, stream):
         try:
             fields = raw.decode("utf-8").rstrip().split(" ")
         except UnicodeDecodeError as error:
@@ -241,7 +248,7 @@ def embeddings_dims(paths: list[str]) -> list[int]:
 
 def _dim(path: str) -> int:
     file_format = vector_format(path)
-    stream, handle = _open(path)
+    stream, handle = open_compressed(path)
     with handle, stream:
         if file_format == "fasttext-bin":
             return read_fasttext_dim(path, stream)
@@ -270,7 +277,7 @@ def _read_one(path: str, show_progress: bool, max_words: int | None) -> Embeddin
     file_format = vector_format(path)
     if file_format == "text":
         return _read_text(path, show_progress, max_words)
-    stream, handle = _open(path)
+    stream, handle = open_compressed(path)
     with handle, stream:
         if file_format == "fasttext-bin":
             return SubwordEmbeddings(read_fasttext(path, stream, max_words))
@@ -291,7 +298,7 @@ def _read_text(path: str, show_progress: bool, max_words: int | None) -> Embeddi
     values = array("f")
     lines = array("q")  # each vector's line, to name the line of a value that is not finite
     dim = None
-    stream, handle = _open(path)
+    stream, handle = open_compressed(path)
     with (
         handle,
         stream,

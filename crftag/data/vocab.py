@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from crftag.data.char_codes import CharCodes
 from crftag.data.lexicons import Lexicons
 
 __all__ = ["PAD", "UNK", "Vocabularies", "Vocabulary", "look_up", "normalize_word"]
@@ -115,6 +116,7 @@ class Vocabularies:
     # Characters of a word the character encoder reads (``model.max_word_chars``).
     max_word_chars: int = 64
     lexicons: Lexicons | None = None  # ``model.lexicons``' entries, matched as token features
+    char_lm: CharCodes | None = None  # the characters ``model.char_lm``'s models read
 
     def word_key(self, word: str) -> str:
         return normalize_word(
@@ -138,6 +140,8 @@ class Vocabularies:
         }
         if self.lexicons is not None:  # absent, a model's state is what it was before them
             state["lexicons"] = self.lexicons.to_state()
+        if self.char_lm is not None:
+            state["char_lm"] = self.char_lm.to_state()
         return state
 
     @classmethod
@@ -152,4 +156,5 @@ class Vocabularies:
             # Models written before the key read 64 characters of a word.
             max_word_chars=int(state.get("max_word_chars", 64)),
             lexicons=Lexicons.from_state(state["lexicons"]) if "lexicons" in state else None,
+            char_lm=CharCodes.from_state(state["char_lm"]) if "char_lm" in state else None,
         )

@@ -37,13 +37,15 @@ __all__ = ["ArrayTagger"]
 class ArrayBatch:
     """A batch as index arrays: words (B, T), chars (B, T, C), lengths (B,), for a model
     with document context each position's document group (B, T), and for one with
-    dictionaries each token's position in each type's match (B, T, L)."""
+    dictionaries each token's position in each type's match (B, T, L), and for one with
+    character language models each sentence's codes and word edges (``encode_words``)."""
 
     words: np.ndarray
     chars: np.ndarray
     lengths: np.ndarray
     groups: np.ndarray | None
     lexicon: np.ndarray | None = None
+    char_lm: list[tuple[list[int], list[int], list[int]]] | None = None
 
 
 class ArrayTagger(TaggerBase):
@@ -106,7 +108,9 @@ class ArrayTagger(TaggerBase):
             groups = None if keys is None else group_ids(batch, keys, self.vocabularies)
             lexicons = self.vocabularies.lexicons
             lexicon = None if lexicons is None else lexicon_arrays(batch, lexicons)
-            yield indices, ArrayBatch(words, chars, lengths, groups, lexicon)
+            codes = self.vocabularies.char_lm
+            char_lm = None if codes is None else [codes.encode_words(list(s)) for s in batch]
+            yield indices, ArrayBatch(words, chars, lengths, groups, lexicon, char_lm)
 
     @contextmanager
     def _running(self) -> Iterator[None]:
@@ -128,6 +132,7 @@ class ArrayTagger(TaggerBase):
             batch.groups,
             self._loop_threads,
             lexicon=batch.lexicon,
+            char_lm=batch.char_lm,
         )
 
     def _potentials(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -178,7 +178,11 @@ def check_export(metadata: dict, arrays: dict[str, np.ndarray], source: str) -> 
     if config.model.encoder != "bilstm":
         raise _fail(source, f"model.encoder {config.model.encoder}: an export holds a BiLSTM-CRF")
     sizes = [len(metadata["vocabularies"][name]["symbols"]) for name in ("words", "chars", "tags")]
-    expected = expected_arrays(dataclasses.asdict(config.model), *sizes)
+    try:
+        char_lm = metadata["vocabularies"].get("char_lm")
+        expected = expected_arrays(dataclasses.asdict(config.model), *sizes, char_lm)
+    except ValueError as error:
+        raise _fail(source, str(error)) from None
     total = sum(math.prod(shape) for shape, _ in expected.values())
     if total > MAX_PARAMETERS:
         raise _fail(

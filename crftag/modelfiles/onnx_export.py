@@ -253,6 +253,10 @@ def onnx_model(metadata: Mapping, weights: Mapping[str, np.ndarray]):
         raise CrftagError(
             "model.lexicons: ONNX export takes no dictionaries yet; use --format numpy"
         )
+    if model.get("char_lm"):
+        raise CrftagError(
+            "model.char_lm: ONNX export takes no character language models yet; use --format numpy"
+        )
     graph = _Graph()
     context = bool(model.get("document_context"))
     char_symbols = metadata["vocabularies"]["chars"]["symbols"]

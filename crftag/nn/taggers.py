@@ -15,9 +15,11 @@ from torch.nn import functional
 from crftag.config.sections import Config, ModelConfig
 from crftag.crf.crf import CRF
 from crftag.data.batching import Batch
+from crftag.data.char_codes import CharCodes
 from crftag.data.lexicons import FEATURE_SIZE
 from crftag.data.schemes import allowed_transitions
 from crftag.data.vocab import Vocabularies
+from crftag.nn.char_lm import CharLanguageModels
 from crftag.nn.encoders import (
     CasingEmbedding,
     CharCNN,
@@ -133,6 +135,7 @@ class BiLSTMCRF(CRFTagger):
         num_tags: int,
         constraints: tuple | None = None,
         char_symbols: list[str] | None = None,
+        char_lm: CharCodes | None = None,
     ) -> None:
         super().__init__()
         self.word_embedding = WordEmbedding(num_words, config.word_dim)
@@ -159,11 +162,12 @@ class BiLSTMCRF(CRFTagger):
         lexicon_size = FEATURE_SIZE * len(config.lexicons or ())
         if config.lexicons:
             self.lexicon = LexiconEmbedding(len(config.lexicons), FEATURE_SIZE)
+        self.char_lm, char_lm_size = self._char_lm(config, char_lm)
         self.dropout = (
             LockedDropout(config.dropout) if config.locked_dropout else Dropout(config.dropout)
         )
         self.encoder = WordBiLSTM(
-            config.word_dim + char_size + config.casing_dim + lexicon_size,
+            config.word_dim + char_size + config.casing_dim + lexicon_size + char_lm_size,
             config.hidden_size,
             config.num_layers,
             config.dropout,
@@ -190,6 +194,10 @@ class BiLSTMCRF(CRFTagger):
             if batch.lexicon is None:
                 raise ValueError("a model with lexicons needs batch.lexicon")
             features = torch.cat([features, self.lexicon(batch.lexicon)], dim=2)
+        if self.char_lm is not None:
+            if batch.char_lm is None:
+                raise ValueError("a model with char_lm needs batch.char_lm")
+            features = torch.cat([features, self._char_lm_states(batch)], dim=2)
         encoded = self.encoder(self.dropout(features), batch.lengths)  # (B, T, 2H)
         if self.document_context:
             if batch.groups is None:
@@ -199,6 +207,27 @@ class BiLSTMCRF(CRFTagger):
         if self.hidden is not None:
             encoded = self.hidden(encoded)  # (B, T, hidden_layer)
         return self.projection(encoded)
+
+    def _char_lm(
+        self, config: ModelConfig, codes: CharCodes | None
+    ) -> tuple[CharLanguageModels | None, int]:
+        """The character language models of ``model.char_lm`` (their weights are the
+        pretrained ones, copied in by training or loaded with the checkpoint), and the size of
+        the word features they give; frozen unless ``model.char_lm_finetune``."""
+        if codes is None:
+            return None, 0
+        models = CharLanguageModels(len(codes), codes.sizes["char_dim"], codes.sizes["hidden_size"])
+        self.char_lm_finetune = config.char_lm_finetune
+        models.requires_grad_(config.char_lm_finetune)
+        return models, 2 * codes.sizes["hidden_size"]
+
+    def _char_lm_states(self, batch: Batch) -> torch.Tensor:
+        """(B, T, 2H') each word's states of the character models; frozen models run without
+        gradients (torch's own LSTM forward, the faster one without them)."""
+        if self.char_lm_finetune:
+            return self.char_lm.word_states(batch.char_lm)
+        with torch.no_grad():
+            return self.char_lm.word_states(batch.char_lm)
 
 
 def _group_means(states: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
@@ -232,4 +261,5 @@ def build_model(config: Config, vocabularies: Vocabularies, train_scheme: str) -
         num_tags=len(vocabularies.tags),
         constraints=constraints,
         char_symbols=vocabularies.chars.symbols,
+        char_lm=vocabularies.char_lm,
     )

@@ -37,10 +37,13 @@ def _lstm(prefix: str, input_size: int, hidden: int, layers: int) -> Shapes:
     return shapes
 
 
-def expected_arrays(model: Mapping, words: int, chars: int, tags: int) -> Shapes:
+def expected_arrays(
+    model: Mapping, words: int, chars: int, tags: int, char_lm: Mapping | None = None
+) -> Shapes:
     """name -> (shape, kind) of every array of the BiLSTM-CRF that ``model`` (the config's
     model section, checked) describes with vocabularies of ``words``, ``chars`` and ``tags``
-    symbols."""
+    symbols, and for a model with ``model.char_lm``, ``char_lm`` its vocabulary's state
+    (:meth:`crftag.data.char_codes.CharCodes.to_state`)."""
     shapes: Shapes = {"word_embedding.weight": ((words, model["word_dim"]), "float")}
     char_dim, char_size = model["char_dim"], model["char_size"]
     features = model["word_dim"] + model["casing_dim"]
@@ -59,6 +62,8 @@ def expected_arrays(model: Mapping, words: int, chars: int, tags: int) -> Shapes
     if types:
         shapes["lexicon.embedding.weight"] = ((types * len(POSITIONS), FEATURE_SIZE), "float")
         features += types * FEATURE_SIZE
+    if model.get("char_lm"):
+        features += _char_lm_arrays(shapes, _char_lm_sizes(char_lm))
     hidden = model["hidden_size"]
     shapes.update(_lstm("encoder.lstm.", features, hidden, model["num_layers"]))
     projected = 2 * hidden * (2 if model["document_context"] else 1)
@@ -75,6 +80,28 @@ def expected_arrays(model: Mapping, words: int, chars: int, tags: int) -> Shapes
     shapes["crf.allowed_start"] = ((tags,), "bool")
     shapes["crf.allowed_end"] = ((tags,), "bool")
     return shapes
+
+
+def _char_lm_sizes(state: Mapping | None) -> tuple[int, int, int]:
+    """(symbols, char_dim, hidden_size) of the character language models' vocabulary state."""
+    if not isinstance(state, Mapping) or not isinstance(state.get("symbols"), list):
+        raise ValueError("model.char_lm: the vocabularies hold no char_lm symbols")
+    sizes = [state.get("char_dim"), state.get("hidden_size")]
+    if not all(isinstance(size, int) and 1 <= size <= 1 << 14 for size in sizes):
+        raise ValueError("vocabularies.char_lm: char_dim and hidden_size must be 1 to 16384")
+    return len(state["symbols"]), sizes[0], sizes[1]
+
+
+def _char_lm_arrays(shapes: Shapes, sizes: tuple[int, int, int]) -> int:
+    """Add the arrays of :class:`crftag.nn.char_lm.CharLanguageModels` to ``shapes``; return
+    the width of the word features they give."""
+    symbols, char_dim, hidden = sizes
+    shapes["char_lm.embedding.weight"] = ((symbols, char_dim), "float")
+    shapes.update(_lstm("char_lm.encoder.lstm.", char_dim, hidden, 1))
+    for direction in ("forward", "backward"):
+        shapes[f"char_lm.{direction}_softmax.weight"] = ((symbols, hidden), "float")
+        shapes[f"char_lm.{direction}_softmax.bias"] = ((symbols,), "float")
+    return 2 * hidden
 
 
 def check_arrays(

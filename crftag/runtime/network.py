@@ -16,7 +16,7 @@ import numpy as np
 
 from crftag.data.lexicons import POSITIONS
 from crftag.runtime.encodings import WordEncodings
-from crftag.runtime.recurrent import lstm, network_layers, pack, packed_lstm
+from crftag.runtime.recurrent import Packing, lstm, network_layers, pack, packed_lstm
 
 __all__ = ["CASING_CLASSES", "Network", "casing_kinds", "emissions", "lstm"]
 
@@ -174,6 +174,9 @@ class Network:
             # tagged before it.
             layers = network_layers(weights, "char_encoder.lstm.", exact_sums=True)
             self.char_encoder = partial(_char_lstm, weights, layers)
+        self.char_lm_layers = None
+        if model.get("char_lm"):
+            self.char_lm_layers = network_layers(weights, "char_lm.encoder.lstm.")
         char_count = len(weights.get("char_encoder.embedding.weight", ()))
         self.char_encodings = WordEncodings(CACHE_WORDS, max(char_count, 1))
 
@@ -185,10 +188,12 @@ class Network:
         groups: np.ndarray | None = None,
         threads: int = 1,
         lexicon: np.ndarray | None = None,
+        char_lm: list[tuple[list[int], list[int], list[int]]] | None = None,
     ) -> np.ndarray:
         """Emission scores (B, T, K) for words (B, T), chars (B, T, C), lengths (B,) and, for a
-        model with document context, groups (B, T), and for one with dictionaries, lexicon
-        (B, T, L), as :func:`emissions` takes them. Only the
+        model with document context, groups (B, T), for one with dictionaries, lexicon
+        (B, T, L), as :func:`emissions` takes them, and for one with character language
+        models each sentence's :meth:`crftag.data.char_codes.CharCodes.encode_words`. Only the
         real positions are computed; past each end, the scores of torch's zero states.
         ``threads``: for the compiled BiLSTM loops (see :func:`packed_lstm`)."""
         weights = self.weights
@@ -205,6 +210,8 @@ class Network:
             features.append(weights["casing.embedding.weight"][classes])
         if self.model.get("lexicons"):
             features.append(_lexicon_features(weights, lexicon[packing.rows, packing.steps]))
+        if self.char_lm_layers is not None:
+            features.append(self._char_lm_states(char_lm, packing, threads))
         inputs = np.concatenate(features, axis=1)
         states, _ = packed_lstm(self.encoder_layers, inputs, packing, threads)
         context = self.model.get("document_context")
@@ -216,3 +223,31 @@ class Network:
         result[:] = padding
         result[packing.rows, packing.steps] = scores
         return result
+
+    def _char_lm_states(
+        self,
+        encoded: list[tuple[list[int], list[int], list[int]]],
+        tokens: Packing,
+        threads: int,
+    ) -> np.ndarray:
+        """(N, 2H') for the packed tokens: the forward character model's state after each
+        word's last character and the backward one's at its first, as
+        :meth:`crftag.nn.char_lm.CharLanguageModels.word_states` gives them."""
+        lengths = np.array([len(codes) for codes, _, _ in encoded], dtype=np.int64)
+        codes = np.zeros((len(encoded), int(lengths.max())), dtype=np.int64)
+        longest = max(len(last) for _, last, _ in encoded)
+        lasts = np.zeros((len(encoded), longest), dtype=np.int64)
+        firsts = np.zeros_like(lasts)
+        for row, (coded, last, first) in enumerate(encoded):
+            codes[row, : len(coded)] = coded
+            lasts[row, : len(last)] = last
+            firsts[row, : len(first)] = first
+        packing = pack(lengths)
+        embedded = self.weights["char_lm.embedding.weight"][codes[packing.rows, packing.steps]]
+        states, _ = packed_lstm(self.char_lm_layers, embedded, packing, threads)  # (M, 2H')
+        where = np.zeros(codes.shape, dtype=np.int64)  # each (row, code position)'s packed index
+        where[packing.rows, packing.steps] = np.arange(len(packing.rows))
+        hidden = states.shape[1] // 2
+        forward = states[where[tokens.rows, lasts[tokens.rows, tokens.steps]], :hidden]
+        backward = states[where[tokens.rows, firsts[tokens.rows, tokens.steps]], hidden:]
+        return np.concatenate([forward, backward], axis=1)

@@ -56,5 +56,9 @@ def reencoded(encoded: Encoded, tokens: tuple[str, ...], vocabularies: Vocabular
     those of ``tokens``, the changed text; its tags and allowed tags kept."""
     fresh = encode(tokens, vocabularies)
     return dataclasses.replace(
-        encoded, words=fresh.words, chars=fresh.chars, features=fresh.features
+        encoded,
+        words=fresh.words,
+        chars=fresh.chars,
+        features=fresh.features,
+        char_lm=fresh.char_lm,
     )

@@ -217,7 +217,8 @@ def check_model_settings(config: Config) -> None:
         _check_feature_training(config)
         # Settings that work on the BiLSTM's inputs and states, which the features encoder does
         # not have.
-        for name in ("document_context", "hidden_layer", "locked_dropout", "lexicons"):
+        names = ("document_context", "hidden_layer", "locked_dropout", "lexicons", "char_lm")
+        for name in names:
             if getattr(config.model, name):
                 raise CrftagError(
                     f"model.{name} needs the BiLSTM encoder: remove it or set model.encoder: bilstm"

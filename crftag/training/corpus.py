@@ -24,6 +24,7 @@ from crftag.data.partial import UNKNOWN, has_unknown, in_scheme, known, permitte
 from crftag.data.schemes import detect_scheme, is_span_tagset
 from crftag.data.vocab import Vocabularies, Vocabulary
 from crftag.errors import CrftagError
+from crftag.modelfiles.char_lm_files import load_char_lm, pretrained_codes
 
 __all__ = [
     "TrainingSet",
@@ -141,7 +142,7 @@ def build_vocabularies(
     config: Config, sentences: list[Sentence], train_scheme: str
 ) -> Vocabularies:
     """Words (by their look-up form), characters and tags of the training sentences, and the
-    entries of the dictionaries of ``model.lexicons``."""
+    entries of the dictionaries of ``model.lexicons``, and the characters of ``model.char_lm``."""
     words: Counter[str] = Counter()
     chars: Counter[str] = Counter()
     tags: Counter[str] = Counter()
@@ -154,6 +155,9 @@ def build_vocabularies(
         feature_buckets=config.model.feature_buckets if config.model.encoder == "features" else 0,
         max_word_chars=config.model.max_word_chars,
         lexicons=read_lexicons(config.model.lexicons) if config.model.lexicons else None,
+        char_lm=None
+        if config.model.char_lm is None
+        else pretrained_codes(load_char_lm(config.model.char_lm, "model.char_lm")),
     )
     for sentence in sentences:
         words.update(vocabularies.word_key(token) for token in sentence.tokens)

@@ -168,8 +168,22 @@ def _dictionaries_prose(your_data: dict) -> str:
     return f"test F1 {_dictionaries_test(your_data)}, dev {row['dev_f1']:.2f}"
 
 
+def _char_lm_speed(speed: dict, index: int) -> str:
+    """'`--hidden 256`: torch 3,074 -> 289 tokens/s (11.20x the time), NumPy export ...'."""
+    row = speed["char_lms"][index]
+    torch_row, numpy_row = row["torch"], row["numpy"]
+    return (
+        f"`--hidden {row['hidden_size']}`: torch {torch_row['tokens_per_s_without']:,.0f} -> "
+        f"{torch_row['tokens_per_s_with']:,.0f} tokens/s ({torch_row['slowdown']:.2f}x the "
+        f"time), NumPy export {numpy_row['tokens_per_s_without']:,.0f} -> "
+        f"{numpy_row['tokens_per_s_with']:,.0f} tokens/s ({numpy_row['slowdown']:.2f}x)"
+    )
+
+
 # (document, result file, what it quotes): each quotation as the document writes it.
 QUOTATIONS = [
+    ("docs/your-data.md", "char_lm_speed", lambda r: _char_lm_speed(r, 0)),
+    ("docs/your-data.md", "char_lm_speed", lambda r: _char_lm_speed(r, 1)),
     ("README.md", "accuracy", lambda r: _seeds(r["results"]["configs/conll03.yaml"])),
     ("README.md", "accuracy", lambda r: _seeds(r["results"]["configs/ud_ewt_upos.yaml"])),
     ("README.md", "speed", _readme_start_up),

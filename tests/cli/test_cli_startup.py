@@ -64,7 +64,10 @@ def test_the_help_lists_every_command_with_its_summary(invoke):
 def test_an_unknown_command_is_a_one_line_error(invoke):
     result = invoke(["trian"])
     assert result.status == 2
-    assert result.stderr.strip() == "crftag: error: No such command 'trian'. Did you mean 'train'?"
+    assert (
+        result.stderr.strip()
+        == "crftag: error: No such command 'trian'. Did you mean 'train', 'pretrain'?"
+    )
 
 
 def test_loading_a_checkpoint_leaves_torchs_compiler_unloaded(tmp_path):

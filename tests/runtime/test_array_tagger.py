@@ -49,6 +49,52 @@ def test_the_exported_model_gives_the_torch_tags(train_tiny, tmp_path, settings)
     assert runtime.tag(sentences, 16, documents) == tagger.tag(sentences, 16, documents)
 
 
+@pytest.fixture(scope="module")
+def char_lm_dir(tmp_path_factory):
+    """Tiny character language models, one epoch on the sample's training sentences."""
+    import torch
+
+    from crftag.training.pretrain import PretrainSettings, pretrain
+
+    gold = read_corpus("data/ner_sample.train.conll", ColumnSpec())
+    text = tmp_path_factory.mktemp("text") / "text.txt"
+    text.write_text("\n".join(" ".join(s.tokens) for s in gold[:300]) + "\n", encoding="utf-8")
+    directory = tmp_path_factory.mktemp("lm") / "lm"
+    settings = PretrainSettings(hidden_size=8, char_dim=4, epochs=1)
+    pretrain(
+        [str(text)],
+        str(directory),
+        settings,
+        minutes=None,
+        device=torch.device("cpu"),
+        stop_requested=lambda: None,
+        show_progress=False,
+    )
+    return str(directory)
+
+
+@pytest.mark.parametrize("finetune", [False, True])
+def test_the_exported_model_with_a_char_lm_gives_the_torch_tags(
+    train_tiny, tmp_path, char_lm_dir, finetune
+):
+    settings = {"model__char_lm": char_lm_dir, "model__char_lm_finetune": finetune}
+    tagger, _ = train_tiny(train__epochs=2, **settings)
+    runtime = exported(tagger, tmp_path)
+    assert runtime.vocabularies.char_lm.symbols == tagger.vocabularies.char_lm.symbols
+    sentences, documents = sentences_and_documents()
+    assert runtime.tag(sentences, 16) == tagger.tag(sentences, 16)
+
+
+def test_onnx_export_refuses_a_char_lm_in_one_line(train_tiny, tmp_path, char_lm_dir):
+    from crftag.modelfiles.onnx_export import onnx_model
+
+    tagger, _ = train_tiny(train__epochs=1, model__char_lm=char_lm_dir)
+    path = tmp_path / "model.npz"
+    export_arrays(str(path), tagger.loaded)
+    with pytest.raises(CrftagError, match=r"^model.char_lm: ONNX export takes no character"):
+        onnx_model(*read_archive(str(path)))
+
+
 def test_an_export_carries_its_dictionaries(train_tiny, tmp_path):
     tagger, _ = train_tiny(train__epochs=1, model__lexicons=LEXICONS)
     runtime = exported(tagger, tmp_path)

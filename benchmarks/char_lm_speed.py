@@ -1,0 +1,131 @@
+"""What `model.char_lm` costs in tagging speed: the sample recipe (configs/sample.yaml) trained
+for one epoch without and with each `crftag pretrain` directory given, each tagging the same
+text with torch and with its NumPy export, in one run.
+
+    python benchmarks/char_lm_speed.py CHAR_LM_DIR... [--text FILE]
+        [--json benchmarks/results/char_lm_speed.json]
+
+FILE holds one tokenized sentence a line (default: the words of data/ner_sample.test.conll).
+Each path's two models are timed alternately, `predict_files` in-process (start-up excluded),
+after a warm-up; the figures are medians of 3 pairs, as benchmarks/runtime_speed.py times them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, ROOT)
+
+from crf_kernels import paired_seconds  # noqa: E402
+
+SAMPLE = os.path.join(ROOT, "data", "ner_sample.test.conll")
+
+
+def trained(directory: str, char_lm: str | None) -> tuple[str, str]:
+    """(run directory, NumPy export) of the sample recipe, one epoch, with ``char_lm``."""
+    from crftag.modelfiles.checkpoint import export_arrays, load_model
+
+    run = os.path.join(directory, f"with-{len(os.listdir(directory))}" if char_lm else "without")
+    settings = ["--set", "train.epochs=1", "--device", "cpu", "--quiet"]
+    if char_lm:
+        settings += ["--set", f"model.char_lm={os.path.abspath(char_lm)}"]
+    command = [sys.executable, "-m", "crftag", "train", "configs/sample.yaml", "-o", run]
+    subprocess.run([*command, *settings], cwd=ROOT, check=True, capture_output=True)
+    exported = run + ".npz"
+    export_arrays(exported, load_model(run))
+    return run, exported
+
+
+def sentences_file(text: str | None, directory: str) -> tuple[str, int, int]:
+    """(file of one sentence a line, sentences, tokens)."""
+    from crftag.data.conll import ColumnSpec, read_corpus
+
+    if text is None:
+        sentences = [list(s.tokens) for s in read_corpus(SAMPLE, ColumnSpec())]
+        text = os.path.join(directory, "sentences.txt")
+        with open(text, "w", encoding="utf-8") as handle:
+            handle.writelines(" ".join(sentence) + "\n" for sentence in sentences)
+    with open(text, encoding="utf-8") as handle:
+        lines = [line.split() for line in handle if line.strip()]
+    return text, len(lines), sum(map(len, lines))
+
+
+def measure(char_lms: list[str], text: str | None) -> dict:
+    import torch
+
+    from crftag.inference.array_tagger import ArrayTagger
+    from crftag.inference.tagger import Tagger
+    from crftag.modelfiles.char_lm_files import load_char_lm
+
+    torch.set_num_threads(2)
+    with tempfile.TemporaryDirectory() as directory:
+        source, sentences, tokens = sentences_file(text, directory)
+        without = trained(directory, None)
+        report = {"sentences": sentences, "tokens": tokens, "char_lms": []}
+        for char_lm in char_lms:
+            pretrained = load_char_lm(char_lm)
+            with_lm = trained(directory, char_lm)
+            row = {"hidden_size": pretrained.settings["hidden_size"]}
+            for name, load, index in (("torch", Tagger.load, 0), ("numpy", ArrayTagger.load, 1)):
+                plain_s, lm_s, ratio = paired_seconds(
+                    _tagging(load(without[index]), source),
+                    _tagging(load(with_lm[index]), source),
+                    3,
+                )
+                row[name] = {
+                    "tokens_per_s_without": tokens / plain_s,
+                    "tokens_per_s_with": tokens / lm_s,
+                    "slowdown": ratio,  # seconds with the char LM / seconds without
+                }
+            report["char_lms"].append(row)
+    return report
+
+
+def _tagging(tagger, source: str):
+    """A function that tags ``source`` (one sentence a line) with ``tagger``, output discarded."""
+    from crftag.inference.streaming import predict_files
+
+    def run():
+        with open(os.devnull, "w", encoding="utf-8") as sink:
+            predict_files(
+                tagger,
+                [source],
+                input_format="tokens",
+                output_format="conll",
+                batch_size=64,
+                output=sink,
+            )
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("char_lms", nargs="+", help="crftag pretrain directories.")
+    parser.add_argument("--text", help="One tokenized sentence a line.")
+    parser.add_argument("--json", default=os.path.join(HERE, "results", "char_lm_speed.json"))
+    options = parser.parse_args()
+    report = measure(options.char_lms, options.text)
+    for row in report["char_lms"]:
+        for name in ("torch", "numpy"):
+            figures = row[name]
+            print(
+                f"hidden {row['hidden_size']:4}  {name:6}  without "
+                f"{figures['tokens_per_s_without']:9,.0f} tok/s  with "
+                f"{figures['tokens_per_s_with']:9,.0f} tok/s  {figures['slowdown']:.2f}x the time"
+            )
+    with open(options.json, "w", encoding="utf-8") as handle:
+        json.dump(report, handle, indent=2)
+        handle.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -96,13 +96,14 @@ def test_jobs_with_files_and_stdin_give_one_process_records_in_order(
     first.write_text("".join(f"Anna Smith visited Berlin {i} .\n" for i in range(70)), "utf-8")
     stdin = "".join(f"Peter lives in Paris {i} .\n" if i % 7 else "\n" for i in range(130))
     stdin = stdin.encode("utf-8")
+    # In this process, the workers in their own: a crftag process reading its stdin from a
+    # pipe is tests/test_hostile_streams.py's test_parallel_jobs_with_stdin_... (same orders).
     for inputs in (["-"], [str(first), "-"], ["-", str(first)]):
-        args = ["--format", "jsonl", "--batch-size", "8", *inputs]
-        # One process: this one (the jobs' workers are the processes under test).
-        one = invoke(["predict", "-m", str(sample_model), *args], stdin=stdin)
-        jobs = crftag_predict(sample_model, "--jobs", "2", *args, stdin=stdin)
-        assert one.status == 0 and jobs.returncode == 0, jobs.stderr
-        assert jobs.stdout.decode("utf-8") == one.stdout
+        args = ["predict", "-m", str(sample_model), "--format", "jsonl", "--batch-size", "8"]
+        one = invoke([*args, *inputs], stdin=stdin)
+        jobs = invoke([*args, "--jobs", "2", *inputs], stdin=stdin)
+        assert one.status == 0 and jobs.status == 0, jobs.stderr
+        assert jobs.stdout == one.stdout
         assert len(jobs.stdout.splitlines()) == 130 + 70 * (str(first) in inputs)
 
 

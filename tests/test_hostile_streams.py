@@ -81,12 +81,12 @@ def test_stdin_named_twice_is_refused_before_any_work(crftag):
         assert done.stdout == ""
 
 
-def test_parallel_jobs_with_stdin_give_the_records_of_one_process(tmp_path):
+def test_parallel_jobs_with_stdin_give_the_records_of_one_process(crftag, tmp_path):
     lines = "".join(f"Sentence number {i} in Berlin .\n" for i in range(300))
     other = tmp_path / "b.txt"
     other.write_text("Paris is far .\n" * 70)
     for inputs in (["-"], [str(other), "-"], ["-", str(other)]):
-        single = run(["predict", *inputs], stdin=lines)
+        single = crftag(["predict", *inputs], stdin=lines)
         jobs = run(["predict", "--jobs", "2", *inputs], stdin=lines)
         assert single.returncode == jobs.returncode == 0
         expected = 300 + (70 if str(other) in inputs else 0)

@@ -84,6 +84,26 @@ def train_tiny(tiny_config):
     return train
 
 
+@pytest.fixture(scope="session")
+def trained_tiny(train_tiny):
+    """A function that returns the tagger of ``train_tiny(**settings)``, trained once for each
+    distinct ``settings`` in the whole run: for the tests that only read a trained model
+    (export it, compare runtimes on it). Each call gets a :class:`~crftag.inference.tagger.Tagger`
+    of its own (its ``max_length`` is the caller's to change) over the shared weights, which
+    must not be changed."""
+    from crftag.inference.tagger import Tagger
+
+    trained = {}
+
+    def get(**settings):
+        key = repr(sorted(settings.items()))
+        if key not in trained:
+            trained[key], _ = train_tiny(**settings)
+        return Tagger(trained[key].loaded)
+
+    return get
+
+
 BENCHMARKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
 
 

@@ -15,6 +15,18 @@ def run(args, *, stdin="Berlin is nice .\n", **options):
     return subprocess.run([*CRFTAG, *args], input=stdin, capture_output=True, text=True, **options)
 
 
+@pytest.fixture
+def crftag(invoke):
+    """`crftag ARGS < stdin` in this process, answered as :func:`run` answers: for the tests of
+    what the command writes, where a process of its own would only add its start-up."""
+
+    def call(args, *, stdin="Berlin is nice .\n"):
+        result = invoke(args, stdin=stdin)
+        return subprocess.CompletedProcess(args, result.status, result.stdout, result.stderr)
+
+    return call
+
+
 def assert_one_line_error(done, status, text):
     assert done.returncode == status, done.stderr
     assert done.stderr.startswith("crftag: error: ") and done.stderr.count("\n") == 1, done.stderr
@@ -62,19 +74,19 @@ def test_an_ascii_output_encoding_still_writes_utf8():
     assert done.stdout.decode("utf-8").startswith("Zürich\t")
 
 
-def test_stdin_named_twice_is_refused_before_any_work():
+def test_stdin_named_twice_is_refused_before_any_work(crftag):
     for jobs in ("1", "2"):
-        done = run(["predict", "--jobs", jobs, "-", "-"])
+        done = crftag(["predict", "--jobs", jobs, "-", "-"])
         assert_one_line_error(done, 2, "- (standard input) is named 2 times")
         assert done.stdout == ""
 
 
-def test_parallel_jobs_with_stdin_give_the_records_of_one_process(tmp_path):
+def test_parallel_jobs_with_stdin_give_the_records_of_one_process(crftag, tmp_path):
     lines = "".join(f"Sentence number {i} in Berlin .\n" for i in range(300))
     other = tmp_path / "b.txt"
     other.write_text("Paris is far .\n" * 70)
     for inputs in (["-"], [str(other), "-"], ["-", str(other)]):
-        single = run(["predict", *inputs], stdin=lines)
+        single = crftag(["predict", *inputs], stdin=lines)
         jobs = run(["predict", "--jobs", "2", *inputs], stdin=lines)
         assert single.returncode == jobs.returncode == 0
         expected = 300 + (70 if str(other) in inputs else 0)
@@ -93,35 +105,35 @@ def test_parallel_jobs_with_stdin_give_the_records_of_one_process(tmp_path):
         (["--shard", "3/3"], "--shard"),
     ],
 )
-def test_numeric_options_are_bounded_and_ascii(option, text):
-    assert_one_line_error(run(["predict", *option]), 2, text)
+def test_numeric_options_are_bounded_and_ascii(crftag, option, text):
+    assert_one_line_error(crftag(["predict", *option]), 2, text)
 
 
-def test_merge_batch_size_is_bounded(tmp_path):
+def test_merge_batch_size_is_bounded(crftag, tmp_path):
     shard = tmp_path / "s"
     shard.write_text("")
     assert_one_line_error(
-        run(["merge", "--batch-size", str(10**30), str(shard)]), 2, "--batch-size"
+        crftag(["merge", "--batch-size", str(10**30), str(shard)]), 2, "--batch-size"
     )
 
 
-def test_empty_input_gives_zero_records():
+def test_empty_input_gives_zero_records(crftag):
     for output in ("conll", "jsonl"):
-        done = run(["predict", "--format", output], stdin="")
+        done = crftag(["predict", "--format", output], stdin="")
         assert done.returncode == 0 and done.stdout == ""
 
 
-def test_eval_json_writes_null_for_an_undefined_score_and_reads_stdin(tmp_path):
+def test_eval_json_writes_null_for_an_undefined_score_and_reads_stdin(crftag, tmp_path):
     import json
 
     only_o = tmp_path / "o.conll"
     only_o.write_text("a O\nb O\n")
     for args, stdin in (([str(only_o)], ""), (["-"], "a O\n")):
-        done = run(["eval", *args, "--json"], stdin=stdin)
+        done = crftag(["eval", *args, "--json"], stdin=stdin)
         assert done.returncode == 0 and done.stderr == ""
         scores = json.loads(done.stdout, parse_constant=lambda name: pytest.fail(name))
         assert scores["entities"]["macro"]["f1"] is None
-    table = run(["eval", str(only_o)])
+    table = crftag(["eval", str(only_o)])
     assert "n/a" in table.stdout and "undefined" in table.stdout and "nan" not in table.stdout
 
 
@@ -142,21 +154,21 @@ def test_parallel_jobs_stop_at_a_bad_line_as_one_process_does():
     assert stderr == b"crftag: error: <stdin>:151: not valid UTF-8 (byte 1 of the line)\n"
 
 
-def test_entity_types_named_like_averages_are_kept(tmp_path):
+def test_entity_types_named_like_averages_are_kept(crftag, tmp_path):
     import json
 
     gold = tmp_path / "g.conll"
     gold.write_text("a B-micro\nb O\nc B-weighted\n")
-    scores = json.loads(run(["eval", str(gold), "--json"], stdin="").stdout)
+    scores = json.loads(crftag(["eval", str(gold), "--json"], stdin="").stdout)
     assert scores["entities"]["type:micro"]["support"] == 1
     assert scores["entities"]["type:weighted"]["support"] == 1
     assert scores["entities"]["micro"]["support"] == 2
 
 
 @pytest.mark.parametrize("target", ["", " ", "DIR"])
-def test_export_to_a_directory_or_an_empty_name_is_a_one_line_error(tmp_path, target):
+def test_export_to_a_directory_or_an_empty_name_is_a_one_line_error(crftag, tmp_path, target):
     output = str(tmp_path) if target == "DIR" else target
-    assert_one_line_error(run(["export", "en-ner", output]), 2, "give the file to write")
+    assert_one_line_error(crftag(["export", "en-ner", output]), 2, "give the file to write")
 
 
 def test_a_truncated_or_corrupt_gzip_embeddings_file_is_a_located_error(tmp_path):

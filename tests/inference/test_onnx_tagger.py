@@ -62,8 +62,8 @@ def assert_close(expected, actual, where):
     ],
     ids=["bioes-cnn", "document-context-char-lstm", "casing-hidden-two-layers", "words-only"],
 )
-def test_every_field_of_predict_matches_the_numpy_runtime(train_tiny, tmp_path, settings):
-    tagger, _ = train_tiny(train__epochs=2, **settings)
+def test_every_field_of_predict_matches_the_numpy_runtime(trained_tiny, tmp_path, settings):
+    tagger = trained_tiny(train__epochs=2, **settings)
     reference, runtime = both_runtimes(tagger.loaded, tmp_path)
     sentences = sample_sentences()
     documents = [index // 6 for index in range(len(sentences))]
@@ -75,8 +75,9 @@ def test_every_field_of_predict_matches_the_numpy_runtime(train_tiny, tmp_path, 
     assert_close(expected, actual, "predictions")
 
 
-def test_the_graph_declares_its_inputs_outputs_and_dynamic_sizes(train_tiny, tmp_path):
-    tagger, _ = train_tiny(train__epochs=1, model__document_context=True)
+def test_the_graph_declares_its_inputs_outputs_and_dynamic_sizes(trained_tiny, tmp_path):
+    # The model of the document-context case above: only its graph is read here.
+    tagger = trained_tiny(train__epochs=2, model__document_context=True, model__char_encoder="lstm")
     _, runtime = both_runtimes(tagger.loaded, tmp_path)
     graph = onnx.load(str(tmp_path / "m.onnx")).graph
     assert [node.name for node in graph.input] == ["words", "chars", "lengths", "groups"]

@@ -89,16 +89,20 @@ def crftag_predict(model, *args, stdin):
     )
 
 
-def test_jobs_with_files_and_stdin_give_one_process_records_in_order(sample_model, tmp_path):
+def test_jobs_with_files_and_stdin_give_one_process_records_in_order(
+    invoke, sample_model, tmp_path
+):
     first = tmp_path / "b.txt"
     first.write_text("".join(f"Anna Smith visited Berlin {i} .\n" for i in range(70)), "utf-8")
     stdin = "".join(f"Peter lives in Paris {i} .\n" if i % 7 else "\n" for i in range(130))
     stdin = stdin.encode("utf-8")
+    # In this process, the workers in their own: a crftag process reading its stdin from a
+    # pipe is tests/test_hostile_streams.py's test_parallel_jobs_with_stdin_... (same orders).
     for inputs in (["-"], [str(first), "-"], ["-", str(first)]):
-        args = ["--format", "jsonl", "--batch-size", "8", *inputs]
-        one = crftag_predict(sample_model, *args, stdin=stdin)
-        jobs = crftag_predict(sample_model, "--jobs", "2", *args, stdin=stdin)
-        assert one.returncode == 0 and jobs.returncode == 0, jobs.stderr
+        args = ["predict", "-m", str(sample_model), "--format", "jsonl", "--batch-size", "8"]
+        one = invoke([*args, *inputs], stdin=stdin)
+        jobs = invoke([*args, "--jobs", "2", *inputs], stdin=stdin)
+        assert one.status == 0 and jobs.status == 0, jobs.stderr
         assert jobs.stdout == one.stdout
         assert len(jobs.stdout.splitlines()) == 130 + 70 * (str(first) in inputs)
 
@@ -127,11 +131,11 @@ def test_jobs_stream_answers_while_stdin_stays_open(sample_model):
     assert json.loads(process.stdout.read())["tokens"] == ["Peter", "sings", "."]
 
 
-def test_jobs_input_error_names_stdin_after_the_records_before_it(sample_model):
+def test_jobs_input_error_names_stdin_after_the_records_before_it(invoke, sample_model):
     stdin = b"Anna sings .\n" * 20 + b"caf\xe9\n" + b"Peter sings .\n"
-    one = crftag_predict(sample_model, "--batch-size", "4", stdin=stdin)
+    one = invoke(["predict", "-m", str(sample_model), "--batch-size", "4"], stdin=stdin)
     jobs = crftag_predict(sample_model, "--jobs", "2", "--batch-size", "4", stdin=stdin)
-    assert jobs.returncode == one.returncode == 2
-    assert jobs.stdout == one.stdout and jobs.stdout.count(b"\n\n") == 20
-    assert jobs.stderr == one.stderr
+    assert jobs.returncode == one.status == 2
+    assert jobs.stdout.decode("utf-8") == one.stdout and one.stdout.count("\n\n") == 20
+    assert jobs.stderr.decode("utf-8") == one.stderr
     assert jobs.stderr.decode("utf-8").startswith("crftag: error: <stdin>:21: not valid UTF-8")

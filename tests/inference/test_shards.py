@@ -2,8 +2,6 @@
 `crftag predict --shard I/N` outputs merged against an unsharded run."""
 
 import io
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -120,13 +118,9 @@ def test_sharded_predict_merged_equals_unsharded(invoke, sample_model, tmp_path,
     assert invoke(["merge", *shards]).stdout == whole  # the headers say format and batch size
     missing = invoke(["merge", *shards[:2]])
     assert missing.status == 2 and "missing 2/3" in missing.stderr and missing.stdout == ""
-    jobs = subprocess.run(
-        [sys.executable, "-m", "crftag", "predict", *options, "--jobs", "2"],
-        input=source.read_bytes(),
-        capture_output=True,
-        check=True,
-    )
-    assert jobs.stdout.decode("utf-8") == whole
+    jobs = invoke(["predict", *options, "--jobs", "2"], stdin=source.read_bytes())
+    assert jobs.status == 0, jobs.stderr
+    assert jobs.stdout == whole
 
 
 def test_bad_shard_is_a_clear_error(invoke, sample_model):

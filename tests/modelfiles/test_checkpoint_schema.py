@@ -190,12 +190,12 @@ def with_a_deflated_record(source, target, padding):
 
 @pytest.mark.parametrize("exported", [False, True], ids=["checkpoint", "npz"])
 def test_a_record_declaring_more_than_the_file_holds_is_refused_uninflated(
-    sample_model, tmp_path, exported
+    invoke, sample_model, tmp_path, exported
 ):
     source = tmp_path / "model.npz" if exported else sample_model / "model.pt"
     if exported:
         export = ["export", str(sample_model), str(source), "--format", "numpy"]
-        assert subprocess.run([sys.executable, "-m", "crftag", *export]).returncode == 0
+        assert invoke(export).status == 0
     crafted = tmp_path / ("crafted.npz" if exported else "crafted.pt")
     with_a_deflated_record(source, crafted, padding=64 << 20)
     assert os.path.getsize(crafted) < 4 << 20

@@ -86,8 +86,8 @@ def test_int8_round_trip_is_within_half_a_scale_step():
     assert not restored[3].any()
 
 
-def test_int8_export_marks_quantizes_and_tags(train_tiny, tmp_path):
-    tagger, _ = train_tiny(train__epochs=2)
+def test_int8_export_marks_quantizes_and_tags(trained_tiny, tmp_path):
+    tagger = trained_tiny(train__epochs=2)
     path = tmp_path / "int8.npz"
     export_arrays(str(path), tagger.loaded, int8=True)
     metadata, weights = read_archive(str(path))

@@ -56,8 +56,8 @@ def assert_close(expected, actual, where, tolerance=TOLERANCE):
     ],
     ids=["bioes-cnn", "document-context-char-lstm", "iob2", "four-characters-a-word"],
 )
-def test_every_field_of_predict_matches_the_torch_tagger(train_tiny, tmp_path, settings):
-    tagger, _ = train_tiny(train__epochs=2, **settings)
+def test_every_field_of_predict_matches_the_torch_tagger(trained_tiny, tmp_path, settings):
+    tagger = trained_tiny(train__epochs=2, **settings)
     runtime = ArrayTagger.load(export(tagger, tmp_path))
     cap = settings.get("model__max_word_chars", 64)
     assert tagger.vocabularies.max_word_chars == runtime.vocabularies.max_word_chars == cap
@@ -71,8 +71,8 @@ def test_every_field_of_predict_matches_the_torch_tagger(train_tiny, tmp_path, s
     assert_close(expected, actual, "predictions")
 
 
-def test_pieces_and_min_confidence_match(train_tiny, tmp_path):
-    tagger, _ = train_tiny(train__epochs=2)
+def test_pieces_and_min_confidence_match(trained_tiny, tmp_path):
+    tagger = trained_tiny(train__epochs=2)
     runtime = ArrayTagger.load(export(tagger, tmp_path))
     runtime.max_length = tagger.max_length = 9
     long = [token for sentence in sample_sentences()[:6] for token in sentence]
@@ -116,6 +116,18 @@ def run_cli(*args, stdin=""):
     return done.stdout
 
 
+@pytest.fixture
+def run_here(invoke):
+    """As :func:`run_cli`, in this process: for the tests of what the command writes."""
+
+    def run(*args, stdin=""):
+        result = invoke(list(args), stdin=stdin)
+        assert result.status == 0, result.stderr
+        return result.stdout
+
+    return run
+
+
 @pytest.fixture(scope="module")
 def both_models(sample_model, tmp_path_factory):
     path = tmp_path_factory.mktemp("export") / "m.npz"
@@ -123,12 +135,12 @@ def both_models(sample_model, tmp_path_factory):
     return str(sample_model), str(path)
 
 
-def test_predict_jsonl_is_the_same_from_the_command_line(both_models):
+def test_predict_jsonl_is_the_same_from_the_command_line(both_models, run_here):
     checkpoint, exported = both_models
     text = "John Smith lives in Berlin .\nMary went to Paris with Peter .\n\n"
     options = ["--format", "jsonl", "--probs", "all", "--nbest", "3"]
-    expected = run_cli("predict", "-m", checkpoint, *options, stdin=text)
-    actual = run_cli("predict", "-m", exported, *options, stdin=text)
+    expected = run_here("predict", "-m", checkpoint, *options, stdin=text)
+    actual = run_here("predict", "-m", exported, *options, stdin=text)
     assert_close(
         [json.loads(line) for line in expected.splitlines()],
         [json.loads(line) for line in actual.splitlines()],
@@ -136,20 +148,20 @@ def test_predict_jsonl_is_the_same_from_the_command_line(both_models):
     )
 
 
-def test_conll_output_and_parallel_jobs_are_the_same(both_models, tmp_path):
+def test_conll_output_and_parallel_jobs_are_the_same(both_models, run_here, tmp_path):
     checkpoint, exported = both_models
     source = tmp_path / "in.txt"
     source.write_text("John Smith lives in Berlin .\nMary went to Paris .\n" * 30)
-    expected = run_cli("predict", "-m", checkpoint, "--format", "conll", str(source))
-    assert run_cli("predict", "-m", exported, "--format", "conll", str(source)) == expected
+    expected = run_here("predict", "-m", checkpoint, "--format", "conll", str(source))
+    assert run_here("predict", "-m", exported, "--format", "conll", str(source)) == expected
     jobs = run_cli("predict", "-m", exported, "--format", "conll", "--jobs", "2", str(source))
     assert jobs == expected
 
 
-def test_eval_scores_are_the_same(both_models):
+def test_eval_scores_are_the_same(both_models, run_here):
     checkpoint, exported = both_models
-    expected = json.loads(run_cli("eval", "data/ner_sample.dev.conll", "-m", checkpoint, "--json"))
-    actual = json.loads(run_cli("eval", "data/ner_sample.dev.conll", "-m", exported, "--json"))
+    expected = json.loads(run_here("eval", "data/ner_sample.dev.conll", "-m", checkpoint, "--json"))
+    actual = json.loads(run_here("eval", "data/ner_sample.dev.conll", "-m", exported, "--json"))
     assert_close(expected, actual, "eval")
 
 

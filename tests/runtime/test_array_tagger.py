@@ -42,8 +42,8 @@ def exported(tagger, tmp_path):
     ],
     ids=["cnn", "char-lstm-casing", "document-context", "lexicons"],
 )
-def test_the_exported_model_gives_the_torch_tags(train_tiny, tmp_path, settings):
-    tagger, _ = train_tiny(train__epochs=2, **settings)
+def test_the_exported_model_gives_the_torch_tags(trained_tiny, tmp_path, settings):
+    tagger = trained_tiny(train__epochs=2, **settings)
     runtime = exported(tagger, tmp_path)
     sentences, documents = sentences_and_documents()
     assert runtime.tag(sentences, 16, documents) == tagger.tag(sentences, 16, documents)
@@ -95,8 +95,8 @@ def test_onnx_export_refuses_a_char_lm_in_one_line(train_tiny, tmp_path, char_lm
         onnx_model(*read_archive(str(path)))
 
 
-def test_an_export_carries_its_dictionaries(train_tiny, tmp_path):
-    tagger, _ = train_tiny(train__epochs=1, model__lexicons=LEXICONS)
+def test_an_export_carries_its_dictionaries(trained_tiny, tmp_path):
+    tagger = trained_tiny(train__epochs=2, model__lexicons=LEXICONS)
     runtime = exported(tagger, tmp_path)
     assert runtime.vocabularies.lexicons.types == ["LOC", "ORG"]
     sentence = ["Siemens", "AG", "in", "New", "York"]
@@ -106,8 +106,8 @@ def test_an_export_carries_its_dictionaries(train_tiny, tmp_path):
     assert tagger.vocabularies.lexicons.features(sentence) == expected
 
 
-def test_long_sentences_are_tagged_in_the_same_pieces(train_tiny, tmp_path):
-    tagger, _ = train_tiny(train__epochs=1)
+def test_long_sentences_are_tagged_in_the_same_pieces(trained_tiny, tmp_path):
+    tagger = trained_tiny(train__epochs=2)
     runtime = exported(tagger, tmp_path)
     runtime.max_length = tagger.max_length = 7
     sentences, _ = sentences_and_documents()

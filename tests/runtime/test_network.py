@@ -53,8 +53,8 @@ def torch_emissions(tagger, batch):
     ],
     ids=["cnn", "char-lstm", "casing", "two-layers-tanh", "document-context", "lexicons"],
 )
-def test_numpy_emissions_equal_torch(train_tiny, settings, runtime_loops):
-    tagger, _ = train_tiny(train__epochs=1, **settings)
+def test_numpy_emissions_equal_torch(trained_tiny, settings, runtime_loops):
+    tagger = trained_tiny(train__epochs=1, **settings)
     batch = build_batch(SENTENCES, tagger.vocabularies, documents=DOCUMENTS)
     expected = torch_emissions(tagger, batch)
     got = numpy_emissions(tagger, batch)
@@ -62,8 +62,8 @@ def test_numpy_emissions_equal_torch(train_tiny, settings, runtime_loops):
     np.testing.assert_allclose(got[mask], expected[mask], rtol=1e-5, atol=1e-5)
 
 
-def test_a_sentence_scores_the_same_alone_and_padded_in_a_batch(train_tiny, runtime_loops):
-    tagger, _ = train_tiny(train__epochs=1, model__char_encoder="lstm")
+def test_a_sentence_scores_the_same_alone_and_padded_in_a_batch(trained_tiny, runtime_loops):
+    tagger = trained_tiny(train__epochs=1, model__char_encoder="lstm")
     together = numpy_emissions(tagger, build_batch(SENTENCES, tagger.vocabularies))
     for index, sentence in enumerate(SENTENCES):
         alone = numpy_emissions(tagger, build_batch([sentence], tagger.vocabularies))

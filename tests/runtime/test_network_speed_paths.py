@@ -34,11 +34,11 @@ def make_network(tagger):
 @pytest.mark.parametrize("encoder", ["cnn", "lstm"])
 @pytest.mark.parametrize("capacity", [1 << 16, 20, 6])
 def test_a_network_reused_across_batches_scores_as_a_fresh_one(
-    train_tiny, monkeypatch, encoder, capacity
+    trained_tiny, monkeypatch, encoder, capacity
 ):
     # 20: the store fills up and starts over; 6: no batch fits, none is kept
     monkeypatch.setattr(network, "CACHE_WORDS", capacity)
-    tagger, _ = train_tiny(train__epochs=1, model__char_encoder=encoder)
+    tagger = trained_tiny(train__epochs=1, model__char_encoder=encoder)
     reused = make_network(tagger)
     for start in (3, 0, 2, 0):
         batch = build_batch(SENTENCES[start:], tagger.vocabularies)
@@ -47,8 +47,8 @@ def test_a_network_reused_across_batches_scores_as_a_fresh_one(
 
 
 @pytest.mark.parametrize("settings", [{}, {"model__document_context": True}])
-def test_padding_positions_score_as_torch_scores_them(train_tiny, settings):
-    tagger, _ = train_tiny(train__epochs=1, model__char_encoder="lstm", **settings)
+def test_padding_positions_score_as_torch_scores_them(trained_tiny, settings):
+    tagger = trained_tiny(train__epochs=1, model__char_encoder="lstm", **settings)
     batch = build_batch(SENTENCES, tagger.vocabularies, documents=DOCUMENTS)
     tagger.model.eval()
     with torch.no_grad():

@@ -44,8 +44,8 @@ def test_blas_is_held_to_one_thread_even_where_the_loops_take_one(monkeypatch):
 
 
 @pytest.mark.parametrize("encoder", ["cnn", "lstm"])
-def test_two_threads_score_the_same_bits_as_one(isa_path, train_tiny, encoder):
-    tagger, _ = train_tiny(
+def test_two_threads_score_the_same_bits_as_one(isa_path, trained_tiny, encoder):
+    tagger = trained_tiny(
         train__epochs=1, model__char_encoder=encoder, model__document_context=True
     )
     batch = arrays(build_batch(SENTENCES, tagger.vocabularies, documents=DOCUMENTS))
@@ -56,10 +56,10 @@ def test_two_threads_score_the_same_bits_as_one(isa_path, train_tiny, encoder):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_a_process_forked_after_tagging_tags_too(compiled_loops, train_tiny):
+def test_a_process_forked_after_tagging_tags_too(compiled_loops, trained_tiny):
     # OpenMP's pool hangs in a child forked after the parent used it; the runtime's loops
     # start their second thread per call instead.
-    tagger, _ = train_tiny(train__epochs=1, model__char_encoder="lstm")
+    tagger = trained_tiny(train__epochs=1, model__char_encoder="lstm")
     batch = arrays(build_batch(SENTENCES, tagger.vocabularies, documents=DOCUMENTS))
     with loop_threads() as count:
         expected = make_network(tagger).emissions(*batch, threads=count)

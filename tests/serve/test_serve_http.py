@@ -81,7 +81,21 @@ def server():
     assert status == 0, errors
 
 
-def predict_cli(lines: list[str], *options: str, model: str = "en-ner", env=None) -> str:
+@pytest.fixture
+def predict_cli(invoke):
+    """``crftag predict -m MODEL --format jsonl OPTIONS`` on ``lines``, run in this process."""
+
+    def run(lines: list[str], *options: str, model: str = "en-ner") -> str:
+        args = ["predict", "-m", model, "--format", "jsonl", *options]
+        result = invoke(args, stdin="".join(line + "\n" for line in lines))
+        assert result.status == 0, result.stderr
+        return result.stdout
+
+    return run
+
+
+def predict_process(lines: list[str], *options: str, model: str = "en-ner", env=None) -> str:
+    """As :func:`predict_cli`, in a process of its own with the environment ``env``."""
     done = subprocess.run(
         [sys.executable, "-m", "crftag", "predict", "-m", model, "--format", "jsonl", *options],
         input="".join(line + "\n" for line in lines),
@@ -93,14 +107,14 @@ def predict_cli(lines: list[str], *options: str, model: str = "en-ner", env=None
     return done.stdout
 
 
-def test_each_text_answers_as_crftag_predict_writes_its_line(server):
+def test_each_text_answers_as_crftag_predict_writes_its_line(server, predict_cli):
     for sentence in SENTENCES:
         status, body, headers = server.predict({"texts": [sentence]})
         assert status == 200 and headers["content-type"] == "application/x-ndjson"
         assert body == predict_cli([sentence])
 
 
-def test_options_tokens_and_the_second_model(server):
+def test_options_tokens_and_the_second_model(server, predict_cli):
     status, body, _ = server.predict(
         {"texts": [SENTENCES[1]], "probs": "all", "nbest": 3, "token_offsets": True}
     )
@@ -114,19 +128,12 @@ def test_options_tokens_and_the_second_model(server):
     assert answer["predictions"] == [json.loads(predict_cli([SENTENCES[0]]))]
 
 
-def test_documents_answer_as_predict_input_format_doc(server, tmp_path):
+def test_documents_answer_as_predict_input_format_doc(server, invoke):
     text = "Angela Merkel visited Paris. She met Emmanuel Macron there."
     status, body, _ = server.predict({"documents": [text]})
-    source = tmp_path / "doc.txt"
-    source.write_text(text)
-    expected = subprocess.run(
-        [sys.executable, "-m", "crftag", "predict", "--input-format", "doc", "--format", "jsonl"],
-        input=text,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert status == 200 and body == expected
+    expected = invoke(["predict", "--input-format", "doc", "--format", "jsonl"], stdin=text)
+    assert expected.status == 0, expected.stderr
+    assert status == 200 and body == expected.stdout
 
 
 def test_health_models_and_metrics(server):
@@ -337,7 +344,7 @@ def test_several_worker_processes_serve_one_port():
         assert all(status == 200 for status, _, _ in answers)
         # Each worker runs BLAS on one thread, as predict does with these variables set.
         one_thread = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-        assert answers[0][1] == predict_cli([SENTENCES[0]], env=one_thread)
+        assert answers[0][1] == predict_process([SENTENCES[0]], env=one_thread)
     finally:
         status, errors = running.stop()
     assert status == 0, errors

@@ -99,7 +99,7 @@ def trained_tiny(train_tiny):
         key = repr(sorted(settings.items()))
         if key not in trained:
             trained[key], _ = train_tiny(**settings)
-        return Tagger(trained[key].loaded)
+        return Tagger.from_loaded(trained[key].loaded)
 
     return get
 

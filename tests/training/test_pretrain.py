@@ -3,6 +3,7 @@ time budget, resumable after a signal, and one-line errors for bad input."""
 
 import gzip
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -64,7 +65,9 @@ def test_time_budget_stops_training_and_still_writes_the_models(tmp_path, text_f
         ["pretrain", text_file, "-o", str(out), "--epochs", "1000", "--time", "0.01", *TINY]
     )
     assert result.status == 0, result.stderr
-    assert "stopped by --time at epoch 1" in result.stderr
+    # Where it stops depends on the machine's speed; that it stops long before 1000 epochs not.
+    stopped = re.search(r"stopped by --time at epoch (\d+)", result.stderr)
+    assert stopped and int(stopped.group(1)) < 1000, result.stderr
     assert load_char_lm(str(out)).perplexity["forward"] > 1
 
 

@@ -25,6 +25,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)
 
 from crf_kernels import paired_seconds  # noqa: E402
+from runtime_speed import tagging_run  # noqa: E402
 
 SAMPLE = os.path.join(ROOT, "data", "ner_sample.test.conll")
 
@@ -76,8 +77,8 @@ def measure(char_lms: list[str], text: str | None) -> dict:
             row = {"hidden_size": pretrained.settings["hidden_size"]}
             for name, load, index in (("torch", Tagger.load, 0), ("numpy", ArrayTagger.load, 1)):
                 plain_s, lm_s, ratio = paired_seconds(
-                    _tagging(load(without[index]), source),
-                    _tagging(load(with_lm[index]), source),
+                    tagging_run(load(without[index]), source),
+                    tagging_run(load(with_lm[index]), source),
                     3,
                 )
                 row[name] = {
@@ -87,24 +88,6 @@ def measure(char_lms: list[str], text: str | None) -> dict:
                 }
             report["char_lms"].append(row)
     return report
-
-
-def _tagging(tagger, source: str):
-    """A function that tags ``source`` (one sentence a line) with ``tagger``, output discarded."""
-    from crftag.inference.streaming import predict_files
-
-    def run():
-        with open(os.devnull, "w", encoding="utf-8") as sink:
-            predict_files(
-                tagger,
-                [source],
-                input_format="tokens",
-                output_format="conll",
-                batch_size=64,
-                output=sink,
-            )
-
-    return run
 
 
 def main() -> None:

@@ -72,13 +72,31 @@ def start_up(checkpoint: str, fp32: str) -> dict:
     }
 
 
+def tagging_run(tagger, source: str):
+    """A function that runs ``predict_files`` over ``source`` (one sentence of tokens a line)
+    as ``crftag predict`` does (CoNLL out, batches of 64), its output discarded."""
+    from crftag.inference.streaming import predict_files
+
+    def run():
+        with open(os.devnull, "w", encoding="utf-8") as sink:
+            predict_files(
+                tagger,
+                [source],
+                input_format="tokens",
+                output_format="conll",
+                batch_size=64,
+                output=sink,
+            )
+
+    return run
+
+
 def throughput(checkpoint: str, exported: dict[str, str], directory: str) -> dict:
     """Tokens/s of each path on eng.testb, and each export's median ratio to torch."""
     import torch
 
     from crftag.data.conll import ColumnSpec, read_corpus
     from crftag.inference.array_tagger import ArrayTagger
-    from crftag.inference.streaming import predict_files
     from crftag.inference.tagger import Tagger
 
     torch.set_num_threads(2)
@@ -90,24 +108,12 @@ def throughput(checkpoint: str, exported: dict[str, str], directory: str) -> dic
     with open(source, "w", encoding="utf-8") as handle:
         handle.writelines(" ".join(sentence) + "\n" for sentence in sentences)
 
-    def run_with(tagger):
-        def run():
-            with open(os.devnull, "w", encoding="utf-8") as sink:
-                predict_files(
-                    tagger,
-                    [source],
-                    input_format="tokens",
-                    output_format="conll",
-                    batch_size=64,
-                    output=sink,
-                )
-
-        return run
-
-    reference = run_with(Tagger.load(checkpoint))
+    reference = tagging_run(Tagger.load(checkpoint), source)
     results = {"tokens": tokens, "target_ratio": THROUGHPUT_TARGET}
     for name, path in exported.items():
-        exported_s, torch_s, ratio = paired_seconds(run_with(ArrayTagger.load(path)), reference, 3)
+        exported_s, torch_s, ratio = paired_seconds(
+            tagging_run(ArrayTagger.load(path), source), reference, 3
+        )
         results[name] = {
             "tokens_per_s": tokens / exported_s,
             "torch_fp32_tokens_per_s": tokens / torch_s,

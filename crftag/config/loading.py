@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import math
 import os
 import reprlib
 import types
 import typing
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from crftag.errors import CrftagError
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = [
     "MAX_DEPTH",
@@ -50,42 +52,46 @@ _SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother = 2, SHOWN_CHARS, SHOWN_CHARS
 _SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxdict = _SHORT.maxset = 4
 
 
-class _StrictLoader(yaml.SafeLoader):
+@functools.cache
+def _strict_loader() -> type:
     """PyYAML's safe loader without aliases, with a bound on nesting and on integer literals
-    (Python refuses to convert one of more than 4300 digits, with a ValueError)."""
+    (Python refuses to convert one of more than 4300 digits, with a ValueError). Built on first
+    use: importing PyYAML costs every command's start-up, and most commands read no config."""
+    import yaml
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._depth = 0
+    class _StrictLoader(yaml.SafeLoader):
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self._depth = 0
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent):
-            raise yaml.composer.ComposerError(
-                None, None, "aliases (*name) are not allowed in a config file", event.start_mark
-            )
-        if self._depth >= MAX_DEPTH:
-            raise yaml.composer.ComposerError(
-                None, None, f"nested more than {MAX_DEPTH} deep", event.start_mark
-            )
-        self._depth += 1
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            event = self.peek_event()
+            if isinstance(event, yaml.AliasEvent):
+                raise yaml.composer.ComposerError(
+                    None, None, "aliases (*name) are not allowed in a config file", event.start_mark
+                )
+            if self._depth >= MAX_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested more than {MAX_DEPTH} deep", event.start_mark
+                )
+            self._depth += 1
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
 
-    def construct_bounded_int(self, node: yaml.ScalarNode) -> int:
-        if len(node.value) > MAX_INTEGER_CHARS:
-            raise yaml.constructor.ConstructorError(
-                None,
-                None,
-                f"an integer of {len(node.value)} characters; at most {MAX_INTEGER_CHARS}",
-                node.start_mark,
-            )
-        return self.construct_yaml_int(node)
+        def construct_bounded_int(self, node: yaml.ScalarNode) -> int:
+            if len(node.value) > MAX_INTEGER_CHARS:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"an integer of {len(node.value)} characters; at most {MAX_INTEGER_CHARS}",
+                    node.start_mark,
+                )
+            return self.construct_yaml_int(node)
 
-
-_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_bounded_int)
+    _StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_bounded_int)
+    return _StrictLoader
 
 
 def read_yaml_file(path: str) -> tuple[Any, list[str]]:
@@ -108,7 +114,9 @@ def read_yaml_file(path: str) -> tuple[Any, list[str]]:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise CrftagError(f"{path}: not valid UTF-8") from None
-    loader = _StrictLoader(text)
+    import yaml
+
+    loader = _strict_loader()(text)
     try:
         root = loader.get_single_node()
         duplicates = _duplicate_keys(root, path) if root is not None else []
@@ -125,7 +133,9 @@ def read_yaml_file(path: str) -> tuple[Any, list[str]]:
 
 def parse_value(text: str) -> Any:
     """A ``--set`` value: YAML under the rules of a config file, else the text as it is."""
-    loader = _StrictLoader(text)
+    import yaml
+
+    loader = _strict_loader()(text)
     try:
         return loader.get_single_data()
     except yaml.YAMLError:
@@ -162,6 +172,8 @@ def apply_override(raw: dict, override: str) -> str | None:
 
 def _duplicate_keys(root: yaml.Node, path: str) -> list[str]:
     """An error line for every key that a mapping of ``root`` holds twice."""
+    import yaml
+
     found, stack = [], [(root, "")]  # (line, error) pairs
     while stack:
         node, prefix = stack.pop()

@@ -6,13 +6,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import torch
+from crftag.modelfiles.checkpoint import FORMAT_VERSION, read_checkpoint
 
 
 def test_train_writes_one_self_contained_checkpoint(sample_model):
     assert sorted(os.listdir(sample_model)) == ["metrics.json", "model.pt"]
-    state = torch.load(sample_model / "model.pt", weights_only=True)
-    assert state["format"] == "crftag" and state["format_version"] == 1
+    state = read_checkpoint(str(sample_model / "model.pt"))
+    assert state["format"] == "crftag" and state["format_version"] == FORMAT_VERSION
     assert state["train_scheme"] == "bioes" and state["data_scheme"] == "iob2"
     assert "S-PER" in state["vocabularies"]["tags"]["symbols"]
     assert state["config"]["model"]["hidden_size"] == 32
@@ -66,7 +66,7 @@ def test_train_pos_on_the_ewt_slice_reports_accuracy(invoke, tmp_path, tiny_args
     args = ["train", "configs/sample_pos.yaml", "-o", str(tmp_path)]
     result = invoke([*args, *tiny_args(train__epochs=1)])
     assert result.status == 0, result.stderr
-    state = torch.load(tmp_path / "model.pt", weights_only=True)
+    state = read_checkpoint(str(tmp_path / "model.pt"))
     assert state["train_scheme"] == "none" and "PROPN" in state["vocabularies"]["tags"]["symbols"]
     scores = invoke(["eval", "data/ewt_sample.dev.conllu", "-m", str(tmp_path), "--json"])
     record = json.loads(scores.stdout)

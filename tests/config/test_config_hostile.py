@@ -191,7 +191,7 @@ def test_an_alias_bomb_is_refused_at_once(tmp_path, monkeypatch):
     from crftag.config import loading
 
     composed = []
-    compose_node = loading._StrictLoader.compose_node
+    compose_node = loading._strict_loader().compose_node
 
     def counting(self, parent, index):
         composed.append(index)
@@ -200,8 +200,8 @@ def test_an_alias_bomb_is_refused_at_once(tmp_path, monkeypatch):
     def never(self, node):
         raise AssertionError("a value was built from a document with aliases")
 
-    monkeypatch.setattr(loading._StrictLoader, "compose_node", counting)
-    monkeypatch.setattr(loading._StrictLoader, "construct_document", never)
+    monkeypatch.setattr(loading._strict_loader(), "compose_node", counting)
+    monkeypatch.setattr(loading._strict_loader(), "construct_document", never)
     path = write(tmp_path, BILLION_LAUGHS)
     assert refusal(path) == [f"{path}:2: aliases (*name) are not allowed in a config file"]
     # The root, line 1's key, list and 9 items, line 2's key and list, then its first alias.

@@ -8,6 +8,7 @@ import torch
 from crftag.data.conll import MAX_LINE_BYTES
 from crftag.data.vectors import embeddings_dims, read_embeddings
 from crftag.errors import CrftagError
+from crftag.modelfiles.checkpoint import read_checkpoint
 
 GLOVE = "the 0.1 0.2 0.3\nberlin 1 2 3\nnew york -1 -2 -3.5e-1\n"
 
@@ -79,7 +80,7 @@ def test_training_with_embeddings_extends_the_vocabulary(
     # Both file words are new in these forms: "berlin" (training has only "Berlin") and
     # "zanzibar"; lower-case "berlin" in a test sentence then keeps its vector.
     assert "added 2 words that training never saw" in result.stderr
-    state = torch.load(tmp_path / "run" / "model.pt", weights_only=True)
+    state = read_checkpoint(str(tmp_path / "run" / "model.pt"))
     symbols = state["vocabularies"]["words"]["symbols"]
     assert "zanzibar" in symbols and "Berlin" in symbols
     weights = state["state_dict"]["word_embedding.weight"]

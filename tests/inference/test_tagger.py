@@ -5,11 +5,12 @@ import json
 import torch
 
 from crftag.inference.tagger import Tagger
+from crftag.modelfiles.checkpoint import read_checkpoint
 
 
 def test_tagger_exposes_what_callers_need_of_its_model(sample_model):
     tagger = Tagger.load(str(sample_model))
-    state = torch.load(sample_model / "model.pt", weights_only=True)
+    state = read_checkpoint(str(sample_model / "model.pt"))
     assert tagger.tag_symbols == state["vocabularies"]["tags"]["symbols"]
     assert tagger.vocabularies.tags.symbols == tagger.tag_symbols
     assert tagger.train_scheme == state["train_scheme"] == "bioes"

@@ -1,5 +1,6 @@
 """Checkpoint files: atomic writes, and files that are hostile, truncated, random or newer."""
 
+import json
 import os
 import pickle
 
@@ -7,7 +8,12 @@ import pytest
 import torch
 
 from crftag.errors import CrftagError
-from crftag.modelfiles.checkpoint import load_model, write_checkpoint
+from crftag.modelfiles.checkpoint import (
+    FORMAT_VERSION,
+    load_model,
+    read_checkpoint,
+    write_checkpoint,
+)
 
 
 def test_atomic_write_keeps_the_old_file_when_a_write_fails(tmp_path, monkeypatch):
@@ -70,3 +76,26 @@ def test_truncated_random_and_newer_checkpoints_give_clear_errors(tmp_path, samp
         assert result.status == 2, result.stderr
         assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
         assert "Traceback" not in result.stderr
+
+
+def test_vocabularies_are_one_json_string_and_format_1_files_still_load(tmp_path, sample_model):
+    stored = torch.load(sample_model / "model.pt", weights_only=True)
+    assert stored["format_version"] == FORMAT_VERSION == 2
+    assert isinstance(stored["vocabularies"], str)
+    vocabularies = json.loads(stored["vocabularies"])
+    # Format 1 held the vocabularies as Python values; such a file tags as before.
+    older = tmp_path / "format1.pt"
+    torch.save({**stored, "format_version": 1, "vocabularies": vocabularies}, older)
+    assert read_checkpoint(str(older))["vocabularies"] == vocabularies
+    assert load_model(str(older)).vocabularies.to_state() == vocabularies
+    assert load_model(str(sample_model)).vocabularies.to_state() == vocabularies
+
+
+@pytest.mark.parametrize("text", ["{not json", "[" * 100_000 + "]" * 100_000])
+def test_vocabularies_that_are_not_json_are_one_clear_error(tmp_path, sample_model, invoke, text):
+    stored = torch.load(sample_model / "model.pt", weights_only=True)
+    broken = tmp_path / "model.pt"
+    torch.save({**stored, "vocabularies": text}, broken)
+    result = invoke(["predict", "-m", str(broken)], stdin="a\n")
+    assert result.status == 2 and "Traceback" not in result.stderr
+    assert result.stderr == f"crftag: error: {broken}: vocabularies: not valid JSON\n"

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from crftag.errors import TrainingInterrupted
-from crftag.modelfiles.char_lm_files import load_char_lm
+from crftag.modelfiles.char_lm_files import load_char_lm, load_truecaser
 from crftag.training.pretrain import PretrainSettings, pretrain
 
 TINY = ["--hidden", "8", "--char-dim", "4", "--batch-size", "8", "--device", "cpu", "--quiet"]
@@ -195,3 +195,85 @@ def test_the_features_encoder_refuses_a_char_lm_in_one_line(tmp_path, invoke, ch
     result = invoke(["train", "configs/sample.yaml", "-o", str(tmp_path / "run"), *options])
     assert result.status == 2 and result.stderr.count("\n") == 1
     assert "model.char_lm needs the BiLSTM encoder" in result.stderr
+
+
+def test_truecase_objective_writes_the_truecaser_and_its_held_out_scores(
+    tmp_path, text_file, invoke
+):
+    out = tmp_path / "tc"
+    options = ["--objective", "truecase", "--epochs", "1", *TINY]
+    result = invoke(["pretrain", text_file, "-o", str(out), *options])
+    assert result.status == 0, result.stderr
+    assert result.stdout == ""
+    stored = json.loads((out / "scores.json").read_text())
+    assert f"character accuracy {stored['accuracy']:.2f}%" in result.stderr
+    assert f"model.truecaser: {out}" in result.stderr
+    pretrained = load_truecaser(str(out))
+    assert pretrained.scores == stored and pretrained.settings["objective"] == "truecase"
+    # The vocabulary is of lower-cased text: no upper-case letter in it.
+    assert not any(symbol.isupper() for symbol in pretrained.codes.symbols)
+    assert 0 < stored["accuracy"] <= 100 and 0 <= stored["upper_f1"] <= 100
+    assert not (out / "char_lm.pt").exists() and not (out / "resume.pt").exists()
+
+
+def test_truecaser_scores_count_the_held_out_characters_by_hand(tmp_path):
+    """Accuracy and upper-case F1 of the written truecaser, recounted from its predictions."""
+    from crftag.data.truecase import case_targets
+
+    text = tmp_path / "text.txt"
+    text.write_text("Anna met Bob in Paris .\nthe BBC said so\nLondon is big\nIBM and Ann\n")
+    settings = PretrainSettings(hidden_size=4, char_dim=3, epochs=2, objective="truecase")
+    pretrained = pretrain(
+        [str(text)],
+        str(tmp_path / "tc"),
+        settings,
+        minutes=None,
+        device=torch.device("cpu"),
+        stop_requested=lambda: None,
+        show_progress=False,
+    )
+    lowered, targets = case_targets("IBM and Ann")  # the held-out line
+    with torch.no_grad():
+        logits = pretrained.models.logits(
+            torch.tensor([pretrained.codes.encode(lowered)]), torch.tensor([len(lowered) + 2])
+        )
+    predicted = logits[0, 1:-1].argmax(1).tolist()
+    pairs = list(zip(predicted, targets, strict=True))
+    true_upper = sum(p == t == 1 for p, t in pairs)
+    precision = true_upper / max(1, predicted.count(1))
+    recall = true_upper / targets.count(1)
+    f1 = 2 * precision * recall / (precision + recall) if true_upper else 0.0
+    scores = pretrained.scores
+    assert scores["characters"] == len(lowered)
+    assert scores["accuracy"] == round(100 * sum(p == t for p, t in pairs) / len(pairs), 4)
+    assert scores["upper_f1"] == round(100 * f1, 4)
+
+
+def test_an_interrupted_truecaser_resumes_to_the_uninterrupted_one(tmp_path, text_file):
+    from crftag.training.pretrain import resume_pretraining
+
+    settings = PretrainSettings(
+        hidden_size=4, char_dim=3, batch_size=16, epochs=2, objective="truecase"
+    )
+    common = dict(minutes=None, device=torch.device("cpu"), show_progress=False)
+    straight = pretrain(
+        [text_file], str(tmp_path / "straight"), settings, stop_requested=lambda: None, **common
+    )
+    calls = []
+
+    def stop_in_the_second_epoch():
+        calls.append(1)
+        return signal.SIGINT if len(calls) == 15 else None
+
+    with pytest.raises(TrainingInterrupted):
+        pretrain(
+            [text_file],
+            str(tmp_path / "broken"),
+            settings,
+            stop_requested=stop_in_the_second_epoch,
+            **common,
+        )
+    resumed = resume_pretraining(str(tmp_path / "broken"), stop_requested=lambda: None, **common)
+    assert resumed.scores == straight.scores
+    a, b = straight.models.state_dict(), resumed.models.state_dict()
+    assert all(torch.equal(a[name], b[name]) for name in a)

@@ -277,3 +277,77 @@ def test_an_interrupted_truecaser_resumes_to_the_uninterrupted_one(tmp_path, tex
     assert resumed.scores == straight.scores
     a, b = straight.models.state_dict(), resumed.models.state_dict()
     assert all(torch.equal(a[name], b[name]) for name in a)
+
+
+def test_a_char_lm_directory_is_no_truecaser_in_one_line(tmp_path, invoke, tiny_args, char_lm_dir):
+    options = tiny_args(model__truecaser=str(char_lm_dir))
+    result = invoke(["train", "configs/sample.yaml", "-o", str(tmp_path / "run"), *options])
+    assert result.status == 2 and result.stderr.count("\n") == 1
+    assert "model.truecaser: " in result.stderr
+    assert "no truecaser.pt here; write one with crftag pretrain --objective truecase" in (
+        result.stderr
+    )
+
+
+@pytest.fixture(scope="module")
+def truecaser_dir(tmp_path_factory, text_file):
+    from crftag import cli
+
+    directory = tmp_path_factory.mktemp("tc") / "tc"
+    options = ["--objective", "truecase", "--epochs", "1", *TINY]
+    assert cli.run(["pretrain", text_file, "-o", str(directory), *options]) == 0
+    return directory
+
+
+@pytest.mark.parametrize(("char_encoder", "finetune"), [("cnn", False), ("lstm", True)])
+def test_a_tagger_with_a_truecaser_trains_and_carries_its_weights(
+    tmp_path, invoke, tiny_args, truecaser_dir, char_encoder, finetune
+):
+    from crftag.data.batching import build_batch
+    from crftag.modelfiles.checkpoint import load_model
+
+    run = tmp_path / "run"
+    options = tiny_args(
+        train__epochs=1,
+        model__char_encoder=char_encoder,
+        model__truecaser=str(truecaser_dir),
+        model__truecaser_finetune=finetune,
+    )
+    result = invoke(["train", "configs/sample.yaml", "-o", str(run), *options])
+    assert result.status == 0, result.stderr
+    loaded = load_model(str(run))
+    pretrained = load_truecaser(str(truecaser_dir)).models.state_dict()
+    trained = loaded.model.truecaser.state_dict()
+    unchanged = all(torch.equal(trained[name], pretrained[name]) for name in pretrained)
+    assert unchanged != finetune
+    # The same words give the same feature however they are cased.
+    sentence = ["Laura", "Joshi", "joined", "Acme", "Corp", "."]
+    casings = [sentence, [w.lower() for w in sentence], [w.upper() for w in sentence]]
+    loaded.model.eval()
+    with torch.no_grad():
+        features = [
+            loaded.model._upper_probabilities(build_batch([words], loaded.vocabularies))
+            for words in casings
+        ]
+    assert all(torch.equal(features[0], other) for other in features[1:])
+    assert 0 < float(features[0].max()) < 1
+    # The checkpoint is self-contained: it tags with the truecaser's directory gone.
+    moved = tmp_path / "elsewhere"
+    truecaser_dir.rename(moved)
+    try:
+        tagged = invoke(["predict", "-m", str(run)], stdin="Laura Joshi joined Acme Corp .\n")
+    finally:
+        moved.rename(truecaser_dir)
+    assert tagged.status == 0 and len(tagged.stdout.split()) == 12
+    for export_format in ("numpy", "onnx"):
+        exported = invoke(["export", str(run), str(tmp_path / "x"), "--format", export_format])
+        assert exported.status == 2 and exported.stderr.count("\n") == 1
+        assert "model.truecaser: the exported runtime takes no truecaser yet" in exported.stderr
+
+
+def test_a_truecaser_without_a_character_encoder_is_one_line(tmp_path, invoke, truecaser_dir):
+    settings = [f"model.truecaser={truecaser_dir}", "model.char_encoder=none"]
+    options = [part for setting in settings for part in ("--set", setting)]
+    result = invoke(["train", "configs/sample.yaml", "-o", str(tmp_path / "run"), *options])
+    assert result.status == 2 and result.stderr.count("\n") == 1
+    assert "model.truecaser feeds the character encoder" in result.stderr

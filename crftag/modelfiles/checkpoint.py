@@ -100,11 +100,6 @@ def exported_arrays(path: str, loaded: LoadedModel) -> tuple[dict, dict[str, np.
             f"{path}: the exported runtime runs the BiLSTM-CRF; this model's encoder is "
             f"{loaded.config.model.encoder}"
         )
-    if loaded.config.model.truecaser is not None:
-        raise CrftagError(
-            f"{path}: model.truecaser: the exported runtime takes no truecaser yet; "
-            "tag with the checkpoint itself"
-        )
     payload = model_payload(loaded)
     weights = {
         name: (tensor.float() if tensor.is_floating_point() else tensor).numpy()

@@ -170,7 +170,7 @@ def _dictionaries_prose(your_data: dict) -> str:
 
 def _char_lm_speed(speed: dict, index: int) -> str:
     """'`--hidden 256`: torch 3,074 -> 289 tokens/s (11.20x the time), NumPy export ...'."""
-    row = speed["char_lms"][index]
+    row = speed["pretrained"][index]
     torch_row, numpy_row = row["torch"], row["numpy"]
     return (
         f"`--hidden {row['hidden_size']}`: torch {torch_row['tokens_per_s_without']:,.0f} -> "

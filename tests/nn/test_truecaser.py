@@ -29,9 +29,8 @@ def test_targets_mark_the_upper_case_characters_and_keep_lengths():
     assert case_targets("İx") == ("İx", [0, 0])
 
 
-def test_loss_equals_a_direct_log_softmax_computation():
-    model = tiny_truecaser()
-    lines = ["Ab c", "dE"]
+def case_batch(lines):
+    """(codes (B, L), lengths (B,), targets (B, L)) of lines, as pretraining batches them."""
     rows, targets = [], []
     for line in lines:
         lowered, marks = case_targets(line)
@@ -40,17 +39,36 @@ def test_loss_equals_a_direct_log_softmax_computation():
     width = max(map(len, rows))
     codes = torch.tensor([row + [0] * (width - len(row)) for row in rows])
     padded = torch.tensor([row + [IGNORED] * (width - len(row)) for row in targets])
-    lengths = torch.tensor([len(row) for row in rows])
-    expected = torch.zeros((), dtype=torch.float64)
-    for row, marks in zip(rows, targets, strict=True):
-        scores = torch.log_softmax(model.output(direct_states(model, row)), dim=1)  # (L, 2)
+    return codes, torch.tensor([len(row) for row in rows]), padded
+
+
+def direct_nll(model, lines):
+    """The loss summed character by character from an ``nn.LSTM`` run one line at a time."""
+    total = torch.zeros((), dtype=torch.float64)
+    for line in lines:
+        lowered, marks = case_targets(line)
+        states = direct_states(model, CODES.encode(lowered))[1:-1]  # the characters' states
+        scores = torch.log_softmax(model.output(states), dim=1)  # (len(line), 2)
         for position, mark in enumerate(marks):
-            if mark != IGNORED:
-                expected -= scores[position, mark]
+            total -= scores[position, mark]
+    return total
+
+
+def test_loss_equals_a_direct_log_softmax_computation():
+    model = tiny_truecaser()
+    lines = ["Ab c", "dE", "ßX."]
     with torch.no_grad():
-        assert torch.allclose(model.nll(codes, lengths, padded), expected, atol=1e-10)
-    loss = model.nll(codes, lengths, padded)  # with gradients: the compiled loops
-    assert torch.allclose(loss.detach(), expected.detach(), atol=1e-10)
+        assert torch.allclose(model.nll(*case_batch(lines)), direct_nll(model, lines), atol=1e-10)
+
+
+def test_training_loss_by_the_compiled_loops_equals_the_direct_computation(compiled_loops):
+    model = tiny_truecaser()
+    lines = ["Ab c", "dE"]
+    loss = model.nll(*case_batch(lines))  # gradients on: the fused layer runs
+    assert loss.requires_grad
+    assert torch.allclose(loss.detach(), direct_nll(model, lines).detach(), atol=1e-10)
+    loss.backward()
+    assert all(p.grad is not None for p in model.parameters())
 
 
 def test_upper_probabilities_sit_at_each_characters_position_in_the_sentence():

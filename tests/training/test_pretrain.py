@@ -104,11 +104,13 @@ def test_interrupted_and_resumed_pretraining_equals_uninterrupted(tmp_path, text
         (b"only one line\n", "one line of text; pretraining needs at least two"),
     ],
 )
-def test_bad_text_is_one_line_and_exit_2(tmp_path, invoke, content, message):
+@pytest.mark.parametrize("objective", ["char_lm", "truecase"])
+def test_bad_text_is_one_line_and_exit_2(tmp_path, invoke, content, message, objective):
     path = tmp_path / "missing.txt"
     if content is not None:
         path.write_bytes(content)
-    result = invoke(["pretrain", str(path), "-o", str(tmp_path / "lm"), *TINY])
+    options = ["--objective", objective, *TINY]
+    result = invoke(["pretrain", str(path), "-o", str(tmp_path / "lm"), *options])
     assert result.status == 2
     assert result.stderr.count("\n") == 1 and message in result.stderr
 

@@ -1,8 +1,9 @@
-"""What `model.char_lm` costs in tagging speed: the sample recipe (configs/sample.yaml) trained
-for one epoch without and with each `crftag pretrain` directory given, each tagging the same
-text with torch and with its NumPy export, in one run.
+"""What `model.char_lm` or `model.truecaser` costs in tagging speed: the sample recipe
+(configs/sample.yaml) trained for one epoch without and with each `crftag pretrain` directory
+given (as `model.truecaser` where it holds a truecaser, else as `model.char_lm`), each tagging
+the same text with torch and with its NumPy export, in one run.
 
-    python benchmarks/char_lm_speed.py CHAR_LM_DIR... [--text FILE]
+    python benchmarks/char_lm_speed.py DIR... [--text FILE]
         [--json benchmarks/results/char_lm_speed.json]
 
 FILE holds one tokenized sentence a line (default: the words of data/ner_sample.test.conll).
@@ -30,14 +31,24 @@ from runtime_speed import tagging_run  # noqa: E402
 SAMPLE = os.path.join(ROOT, "data", "ner_sample.test.conll")
 
 
-def trained(directory: str, char_lm: str | None) -> tuple[str, str]:
-    """(run directory, NumPy export) of the sample recipe, one epoch, with ``char_lm``."""
+def config_key(pretrained: str) -> str:
+    """The config key that reads the ``crftag pretrain`` directory ``pretrained``."""
+    from crftag.modelfiles.char_lm_files import TRUECASER_FILE
+
+    holds_truecaser = os.path.isfile(os.path.join(pretrained, TRUECASER_FILE))
+    return "truecaser" if holds_truecaser else "char_lm"
+
+
+def trained(directory: str, pretrained: str | None) -> tuple[str, str]:
+    """(run directory, NumPy export) of the sample recipe, one epoch, with ``pretrained``."""
     from crftag.modelfiles.checkpoint import export_arrays, load_model
 
-    run = os.path.join(directory, f"with-{len(os.listdir(directory))}" if char_lm else "without")
+    name = f"with-{len(os.listdir(directory))}" if pretrained else "without"
+    run = os.path.join(directory, name)
     settings = ["--set", "train.epochs=1", "--device", "cpu", "--quiet"]
-    if char_lm:
-        settings += ["--set", f"model.char_lm={os.path.abspath(char_lm)}"]
+    if pretrained:
+        key = config_key(pretrained)
+        settings += ["--set", f"model.{key}={os.path.abspath(pretrained)}"]
     command = [sys.executable, "-m", "crftag", "train", "configs/sample.yaml", "-o", run]
     subprocess.run([*command, *settings], cwd=ROOT, check=True, capture_output=True)
     exported = run + ".npz"
@@ -59,22 +70,24 @@ def sentences_file(text: str | None, directory: str) -> tuple[str, int, int]:
     return text, len(lines), sum(map(len, lines))
 
 
-def measure(char_lms: list[str], text: str | None) -> dict:
+def measure(directories: list[str], text: str | None) -> dict:
     import torch
 
     from crftag.inference.array_tagger import ArrayTagger
     from crftag.inference.tagger import Tagger
-    from crftag.modelfiles.char_lm_files import load_char_lm
+    from crftag.modelfiles.char_lm_files import load_char_lm, load_truecaser
 
     torch.set_num_threads(2)
     with tempfile.TemporaryDirectory() as directory:
         source, sentences, tokens = sentences_file(text, directory)
         without = trained(directory, None)
-        report = {"sentences": sentences, "tokens": tokens, "char_lms": []}
-        for char_lm in char_lms:
-            pretrained = load_char_lm(char_lm)
-            with_lm = trained(directory, char_lm)
-            row = {"hidden_size": pretrained.settings["hidden_size"]}
+        report = {"sentences": sentences, "tokens": tokens, "pretrained": []}
+        for pretrained_dir in directories:
+            key = config_key(pretrained_dir)
+            loader = load_truecaser if key == "truecaser" else load_char_lm
+            pretrained = loader(pretrained_dir)
+            with_lm = trained(directory, pretrained_dir)
+            row = {"key": key, "hidden_size": pretrained.settings["hidden_size"]}
             for name, load, index in (("torch", Tagger.load, 0), ("numpy", ArrayTagger.load, 1)):
                 plain_s, lm_s, ratio = paired_seconds(
                     tagging_run(load(without[index]), source),
@@ -84,24 +97,24 @@ def measure(char_lms: list[str], text: str | None) -> dict:
                 row[name] = {
                     "tokens_per_s_without": tokens / plain_s,
                     "tokens_per_s_with": tokens / lm_s,
-                    "slowdown": ratio,  # seconds with the char LM / seconds without
+                    "slowdown": ratio,  # seconds with the pretrained model / seconds without
                 }
-            report["char_lms"].append(row)
+            report["pretrained"].append(row)
     return report
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("char_lms", nargs="+", help="crftag pretrain directories.")
+    parser.add_argument("directories", nargs="+", help="crftag pretrain directories.")
     parser.add_argument("--text", help="One tokenized sentence a line.")
     parser.add_argument("--json", default=os.path.join(HERE, "results", "char_lm_speed.json"))
     options = parser.parse_args()
-    report = measure(options.char_lms, options.text)
-    for row in report["char_lms"]:
+    report = measure(options.directories, options.text)
+    for row in report["pretrained"]:
         for name in ("torch", "numpy"):
             figures = row[name]
             print(
-                f"hidden {row['hidden_size']:4}  {name:6}  without "
+                f"{row['key']:9}  hidden {row['hidden_size']:4}  {name:6}  without "
                 f"{figures['tokens_per_s_without']:9,.0f} tok/s  with "
                 f"{figures['tokens_per_s_with']:9,.0f} tok/s  {figures['slowdown']:.2f}x the time"
             )

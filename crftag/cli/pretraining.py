@@ -1,8 +1,10 @@
 """``crftag pretrain``: unlabelled text in, a directory of character language models out, for
-``model.char_lm`` (docs/your-data.md)."""
+``model.char_lm`` (docs/your-data.md), or of a truecaser, for ``model.truecaser``
+(docs/robustness.md)."""
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Annotated
 
 import typer
@@ -11,6 +13,11 @@ from crftag.cli.options import DeviceChoice
 from crftag.errors import CrftagError
 
 __all__ = ["pretrain"]
+
+
+class Objective(str, Enum):  # crftag.training.pretrain_objectives.OBJECTIVES, kept light to import
+    char_lm = "char_lm"
+    truecase = "truecase"
 
 
 def pretrain(
@@ -30,6 +37,14 @@ def pretrain(
             "--resume", help="Continue the pretraining stopped in DIR.", show_default=False
         ),
     ] = None,
+    objective: Annotated[
+        Objective,
+        typer.Option(
+            "--objective",
+            help="char_lm: character language models (model.char_lm); truecase: a truecaser "
+            "(model.truecaser).",
+        ),
+    ] = Objective.char_lm,
     hidden: Annotated[int, typer.Option("--hidden", min=1, help="LSTM units of each model.")] = 256,
     char_dim: Annotated[
         int, typer.Option("--char-dim", min=1, help="Size of the character embedding.")
@@ -47,10 +62,12 @@ def pretrain(
     device: Annotated[DeviceChoice, typer.Option(help="Where to train.")] = DeviceChoice.auto,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
-    """Train a forward and a backward character language model on unlabelled text.
+    """Train a forward and a backward character language model, or a truecaser, on unlabelled text.
 
     Writes OUTPUT/char_lm.pt, for model.char_lm in a config, and OUTPUT/perplexity.json, the
-    perplexity of each model on the last lines of the text, held out. Ctrl-C stops at the next
+    perplexity of each model on the last lines of the text, held out; with --objective truecase,
+    OUTPUT/truecaser.pt, for model.truecaser, and OUTPUT/scores.json, its character accuracy
+    and upper-case F1 on those lines. Ctrl-C stops at the next
     batch and keeps the state: crftag pretrain --resume OUTPUT continues to the same models an
     uninterrupted run gives.
     """
@@ -77,13 +94,23 @@ def pretrain(
                 batch_size=batch_size,
                 epochs=epochs,
                 seed=seed,
+                objective=objective.value,
             )
             result = run_pretraining(texts, output, settings, show_progress=not quiet, **common)
-    where = resume or output
-    perplexity = result.perplexity
-    typer.echo(
-        f"held-out perplexity: forward {perplexity['forward']:.3f}, backward "
-        f"{perplexity['backward']:.3f} ({perplexity['characters']} characters); "
-        f"model.char_lm: {where}",
-        err=True,
+    typer.echo(_summary(result, resume or output), err=True)
+
+
+def _summary(result, where: str) -> str:
+    """The held-out score of what ``crftag pretrain`` wrote, and the config key that reads it."""
+    if hasattr(result, "perplexity"):
+        perplexity = result.perplexity
+        return (
+            f"held-out perplexity: forward {perplexity['forward']:.3f}, backward "
+            f"{perplexity['backward']:.3f} ({perplexity['characters']} characters); "
+            f"model.char_lm: {where}"
+        )
+    scores = result.scores
+    return (
+        f"held-out truecasing: character accuracy {scores['accuracy']:.2f}%, upper-case F1 "
+        f"{scores['upper_f1']:.2f} ({scores['characters']} characters); model.truecaser: {where}"
     )

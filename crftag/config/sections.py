@@ -236,6 +236,8 @@ class ModelConfig:
     lexicons: dict[str, str] | None = _key(None, "`{TYPE: file}` dictionaries (docs/your-data.md).")
     char_lm: str | None = _key(None, "A `crftag pretrain` directory (docs/your-data.md).")
     char_lm_finetune: bool = _key(False, "Train `char_lm`'s models too (default: kept as is).")
+    truecaser: str | None = _key(None, "A `crftag pretrain --objective truecase` directory.")
+    truecaser_finetune: bool = _key(False, "Train `truecaser` too (default: kept as is).")
 
 
 @dataclass(frozen=True)
@@ -344,7 +346,8 @@ class Config:
         return build(cls, raw, source)
 
 
-_PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings", "lexicons", "char_lm")}
+_MODEL_PATHS = ("embeddings", "lexicons", "char_lm", "truecaser")
+_PATH_KEYS = {"data": ("train", "dev", "test"), "model": _MODEL_PATHS}
 _PATH_KEYS["train"] = ("init_from", "rehearsal")  # a bundled model's name: see init_from.py
 
 

@@ -1,7 +1,9 @@
 """The directory ``crftag pretrain`` writes: ``char_lm.pt``, the two character language models
 with their character vocabulary, their settings and their held-out perplexity, and
-``perplexity.json``, the perplexity alone for people and scripts. Each file is written whole or
-not at all (:func:`crftag.modelfiles.checkpoint.write_checkpoint`)."""
+``perplexity.json``, the perplexity alone for people and scripts; or, with ``--objective
+truecase``, ``truecaser.pt`` and ``scores.json`` (held-out character accuracy and upper-case F1).
+Each file is written whole or not at all (:func:`crftag.modelfiles.checkpoint.write_checkpoint`).
+"""
 
 from __future__ import annotations
 
@@ -14,18 +16,26 @@ from crftag.data.char_codes import CharCodes
 from crftag.errors import CrftagError
 from crftag.modelfiles.checkpoint import read_checkpoint, write_checkpoint
 from crftag.nn.char_lm import CharLanguageModels
+from crftag.nn.truecaser import Truecaser
 
 __all__ = [
     "CHAR_LM_FILE",
+    "TRUECASER_FILE",
     "PretrainedCharLM",
+    "PretrainedTruecaser",
     "char_lm_payload",
     "load_char_lm",
+    "load_truecaser",
     "pretrained_codes",
     "save_char_lm",
+    "save_truecaser",
+    "truecaser_payload",
 ]
 
 CHAR_LM_FILE = "char_lm.pt"
+TRUECASER_FILE = "truecaser.pt"
 _FORMAT = "crftag-char-lm"
+_TRUECASER_FORMAT = "crftag-truecaser"
 
 
 @dataclass
@@ -39,37 +49,78 @@ class PretrainedCharLM:
     perplexity: dict
 
 
+@dataclass
+class PretrainedTruecaser:
+    """The truecaser, its vocabulary (lower-cased characters), its settings and its held-out
+    scores (``accuracy``, ``upper_f1``, ... in %)."""
+
+    codes: CharCodes
+    models: Truecaser
+    settings: dict
+    scores: dict
+
+
 def char_lm_payload(pretrained: PretrainedCharLM) -> dict:
-    """What ``char_lm.pt`` holds: tensors and plain values only, as a checkpoint does; a tagger's
-    checkpoint carries the same dict (``model.char_lm``)."""
+    """What ``char_lm.pt`` holds: tensors and plain values only, as a checkpoint does."""
+    return _payload(_FORMAT, pretrained, perplexity=dict(pretrained.perplexity))
+
+
+def truecaser_payload(pretrained: PretrainedTruecaser) -> dict:
+    """What ``truecaser.pt`` holds: tensors and plain values only, as a checkpoint does."""
+    return _payload(_TRUECASER_FORMAT, pretrained, scores=dict(pretrained.scores))
+
+
+def _payload(format_name: str, pretrained, **scores: dict) -> dict:
     return {
-        "format": _FORMAT,
+        "format": format_name,
         "symbols": list(pretrained.codes.symbols),
         "settings": dict(pretrained.settings),
-        "perplexity": dict(pretrained.perplexity),
+        **scores,
         "state_dict": {k: v.detach().cpu() for k, v in pretrained.models.state_dict().items()},
     }
 
 
 def save_char_lm(directory: str, pretrained: PretrainedCharLM) -> None:
     """Write ``directory``/char_lm.pt and perplexity.json."""
+    payload = char_lm_payload(pretrained)
+    _save(directory, CHAR_LM_FILE, payload, "perplexity.json", pretrained.perplexity)
+
+
+def save_truecaser(directory: str, pretrained: PretrainedTruecaser) -> None:
+    """Write ``directory``/truecaser.pt and scores.json."""
+    payload = truecaser_payload(pretrained)
+    _save(directory, TRUECASER_FILE, payload, "scores.json", pretrained.scores)
+
+
+def _save(directory: str, name: str, payload: dict, scores_name: str, scores: dict) -> None:
     os.makedirs(directory, exist_ok=True)
-    write_checkpoint(os.path.join(directory, CHAR_LM_FILE), char_lm_payload(pretrained))
-    with atomic_output(os.path.join(directory, "perplexity.json")) as stream:
-        json.dump(pretrained.perplexity, stream, indent=2)
+    write_checkpoint(os.path.join(directory, name), payload)
+    with atomic_output(os.path.join(directory, scores_name)) as stream:
+        json.dump(scores, stream, indent=2)
         stream.write("\n")
 
 
 def load_char_lm(directory: str, key: str | None = None) -> PretrainedCharLM:
     """The models ``crftag pretrain`` wrote in ``directory``; anything else is a one-line error,
     which names the config ``key`` that gave the directory, if one did."""
-    path = os.path.join(directory, CHAR_LM_FILE)
+    return _load(directory, CHAR_LM_FILE, key, char_lm_from_payload)
+
+
+def load_truecaser(directory: str, key: str | None = None) -> PretrainedTruecaser:
+    """The truecaser ``crftag pretrain --objective truecase`` wrote in ``directory``; anything
+    else is a one-line error, naming the config ``key`` that gave the directory, if one did."""
+    return _load(directory, TRUECASER_FILE, key, truecaser_from_payload)
+
+
+def _load(directory: str, name: str, key: str | None, from_payload):
+    path = os.path.join(directory, name)
     try:
         if not os.path.isfile(path):
+            objective = " --objective truecase" if name == TRUECASER_FILE else ""
             raise CrftagError(
-                f"{directory}: no {CHAR_LM_FILE} here; write one with crftag pretrain"
+                f"{directory}: no {name} here; write one with crftag pretrain{objective}"
             )
-        return char_lm_from_payload(read_checkpoint(path), path)
+        return from_payload(read_checkpoint(path), path)
     except CrftagError as error:
         if key is None:
             raise
@@ -84,14 +135,31 @@ def pretrained_codes(pretrained: PretrainedCharLM) -> CharCodes:
 
 def char_lm_from_payload(payload: dict, source: str) -> PretrainedCharLM:
     """The models of a :func:`char_lm_payload` dict read from ``source``."""
+    codes, models, settings = _from_payload(
+        payload, source, _FORMAT, "character language model", CharLanguageModels
+    )
+    return PretrainedCharLM(codes, models, settings, dict(payload.get("perplexity", {})))
+
+
+def truecaser_from_payload(payload: dict, source: str) -> PretrainedTruecaser:
+    """The truecaser of a :func:`truecaser_payload` dict read from ``source``."""
+    codes, model, settings = _from_payload(
+        payload, source, _TRUECASER_FORMAT, "truecaser", Truecaser
+    )
+    return PretrainedTruecaser(codes, model, settings, dict(payload.get("scores", {})))
+
+
+def _from_payload(payload: dict, source: str, expected: str, what: str, model_class) -> tuple:
+    """(codes, model, settings) of a payload of format ``expected``; else a one-line error
+    naming ``source`` and ``what`` it should have held."""
     try:
-        if payload.get("format") != _FORMAT:
-            raise ValueError("not a character language model of crftag pretrain")
+        if payload.get("format") != expected:
+            raise ValueError(f"not a {what} of crftag pretrain")
         settings = payload["settings"]
         codes = CharCodes(list(payload["symbols"]))
-        models = CharLanguageModels(len(codes), settings["char_dim"], settings["hidden_size"])
-        models.load_state_dict(payload["state_dict"])
+        model = model_class(len(codes), settings["char_dim"], settings["hidden_size"])
+        model.load_state_dict(payload["state_dict"])
     except (KeyError, TypeError, ValueError, RuntimeError) as error:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise CrftagError(f"{source}: not a usable character language model ({reason})") from None
-    return PretrainedCharLM(codes, models, dict(settings), dict(payload.get("perplexity", {})))
+        raise CrftagError(f"{source}: not a usable {what} ({reason})") from None
+    return codes, model, dict(settings)

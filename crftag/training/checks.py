@@ -218,11 +218,17 @@ def check_model_settings(config: Config) -> None:
         # Settings that work on the BiLSTM's inputs and states, which the features encoder does
         # not have.
         names = ("document_context", "hidden_layer", "locked_dropout", "lexicons", "char_lm")
+        names += ("truecaser",)
         for name in names:
             if getattr(config.model, name):
                 raise CrftagError(
                     f"model.{name} needs the BiLSTM encoder: remove it or set model.encoder: bilstm"
                 )
+    if config.model.truecaser is not None and config.model.char_encoder == "none":
+        raise CrftagError(
+            "model.truecaser feeds the character encoder: set model.char_encoder: cnn or lstm, "
+            "or remove model.truecaser"
+        )
     if config.model.embeddings is not None:
         if config.model.encoder == "features":
             raise CrftagError(

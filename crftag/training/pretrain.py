@@ -1,18 +1,20 @@
-"""``crftag pretrain``: a forward and a backward character language model trained on
-unlabelled text (:class:`crftag.nn.char_lm.CharLanguageModels`), for ``model.char_lm``.
+"""``crftag pretrain``: a model trained on unlabelled text, by one of the objectives of
+:mod:`crftag.training.pretrain_objectives`: a forward and a backward character language model
+(:class:`crftag.nn.char_lm.CharLanguageModels`, for ``model.char_lm``) or a truecaser
+(:class:`crftag.nn.truecaser.Truecaser`, for ``model.truecaser``).
 
 The last lines of the text (``held_out`` of them, at least one) are kept out of training and
-give the perplexity the directory records. Each epoch visits the training pieces (lines cut to
-``max_length`` characters) in an order drawn from the seed and the epoch number, so a run
-stopped by a signal and resumed (its state in DIR/resume.pt) gives the same models, bit for
-bit, as one never stopped. A time budget ends training after the batch that reaches it.
+give the score the directory records (perplexity; the truecaser's accuracy and F1). Each epoch
+visits the training pieces (lines cut to ``max_length`` characters) in an order drawn from the
+seed and the epoch number, so a run stopped by a signal and resumed (its state in
+DIR/resume.pt) gives the same models, bit for bit, as one never stopped. A time budget ends
+training after the batch that reaches it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import math
 import os
 import sys
 import time
@@ -25,9 +27,9 @@ from tqdm import tqdm
 from crftag.data.char_codes import CharCodes
 from crftag.data.raw_text import read_text_lines
 from crftag.errors import CrftagError, TrainingInterrupted
-from crftag.modelfiles.char_lm_files import CHAR_LM_FILE, PretrainedCharLM, save_char_lm
+from crftag.modelfiles.char_lm_files import PretrainedCharLM, PretrainedTruecaser
 from crftag.modelfiles.checkpoint import read_checkpoint, write_checkpoint
-from crftag.nn.char_lm import CharLanguageModels
+from crftag.training.pretrain_objectives import objective_named
 
 __all__ = ["PretrainSettings", "pretrain", "resume_pretraining"]
 
@@ -46,7 +48,8 @@ class PretrainSettings:
     clip: float = 1.0  # the gradients' largest norm
     seed: int = 1
     max_symbols: int = 300  # the most frequent characters kept; the rest read as unknown
-    held_out: float = 0.05  # the share of lines, the last ones, kept for the perplexity
+    held_out: float = 0.05  # the share of lines, the last ones, kept for the held-out score
+    objective: str = "char_lm"  # or "truecase" (crftag.training.pretrain_objectives)
 
 
 @dataclass
@@ -58,9 +61,9 @@ class _Run:
     settings: PretrainSettings
     minutes: float | None
     codes: CharCodes
-    training: list[list[int]]
-    held_out: list[list[int]]
-    models: CharLanguageModels
+    training: list  # the objective's pieces
+    held_out: list
+    models: torch.nn.Module
     optimizer: torch.optim.Optimizer
     device: torch.device
     epoch: int = 1
@@ -78,9 +81,10 @@ def pretrain(
     device: torch.device,
     stop_requested: Callable[[], int | None],
     show_progress: bool,
-) -> PretrainedCharLM:
-    """Train the two models on the lines of ``paths`` and write them in ``directory``."""
-    for name in (CHAR_LM_FILE, RESUME_FILE):
+) -> PretrainedCharLM | PretrainedTruecaser:
+    """Train the objective's model on the lines of ``paths`` and write it in ``directory``."""
+    objective = objective_named(settings.objective)
+    for name in (objective.result_file, RESUME_FILE):
         if os.path.exists(os.path.join(directory, name)):
             raise CrftagError(
                 f"{directory}: already holds {name}; choose another directory"
@@ -92,9 +96,9 @@ def pretrain(
             )
     lines = read_text_lines(paths)
     training, held_out = _split(lines, settings.held_out, paths)
-    codes = CharCodes.counted(training, settings.max_symbols)
+    codes = CharCodes.counted(objective.vocabulary_text(training), settings.max_symbols)
     torch.manual_seed(settings.seed)
-    models = CharLanguageModels(len(codes), settings.char_dim, settings.hidden_size).to(device)
+    models = objective.build(len(codes), settings.char_dim, settings.hidden_size).to(device)
     optimizer = torch.optim.Adam(models.parameters(), lr=settings.learning_rate)
     run = _Run(
         paths,
@@ -118,7 +122,7 @@ def resume_pretraining(
     device: torch.device,
     stop_requested: Callable[[], int | None],
     show_progress: bool,
-) -> PretrainedCharLM:
+) -> PretrainedCharLM | PretrainedTruecaser:
     """Continue the pretraining stopped in ``directory`` (the same text files, read again)."""
     path = os.path.join(directory, RESUME_FILE)
     if not os.path.isfile(path):
@@ -135,7 +139,9 @@ def resume_pretraining(
         )
     training, held_out = _split(lines, settings.held_out, state["paths"])
     codes = CharCodes(list(state["symbols"]))
-    models = CharLanguageModels(len(codes), settings.char_dim, settings.hidden_size)
+    models = objective_named(settings.objective).build(
+        len(codes), settings.char_dim, settings.hidden_size
+    )
     models.load_state_dict(state["state_dict"])
     models.to(device)
     optimizer = torch.optim.Adam(models.parameters(), lr=settings.learning_rate)
@@ -164,7 +170,7 @@ def _split(lines: list[str], share: float, paths: list[str]) -> tuple[list[str],
     if len(lines) < 2:
         raise CrftagError(
             f"{', '.join(paths)}: one line of text; pretraining needs at least two "
-            "(the last ones are held out to measure the perplexity)"
+            "(the last ones are held out to measure the model)"
         )
     held = min(len(lines) - 1, max(1, round(share * len(lines))))
     return lines[:-held], lines[-held:]
@@ -172,25 +178,11 @@ def _split(lines: list[str], share: float, paths: list[str]) -> tuple[list[str],
 
 def _pieces(
     codes: CharCodes, training: list[str], held_out: list[str], settings: PretrainSettings
-) -> tuple[list[list[int]], list[list[int]]]:
-    """The lines encoded, cut into pieces of at most ``max_length`` characters."""
+) -> tuple[list, list]:
+    """The objective's pieces of the lines, each of at most ``max_length`` characters."""
+    objective = objective_named(settings.objective)
     size = settings.max_length
-
-    def encoded(lines: list[str]) -> list[list[int]]:
-        return [
-            codes.encode(line[i : i + size]) for line in lines for i in range(0, len(line), size)
-        ]
-
-    return encoded(training), encoded(held_out)
-
-
-def _batch(pieces: list[list[int]], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """(codes (B, T) padded with 0, lengths (B,)) of a batch of pieces."""
-    lengths = torch.tensor([len(piece) for piece in pieces])
-    codes = torch.zeros(len(pieces), int(lengths.max()), dtype=torch.long)
-    for row, piece in enumerate(pieces):
-        codes[row, : len(piece)] = torch.tensor(piece)
-    return codes.to(device), lengths
+    return objective.pieces(codes, training, size), objective.pieces(codes, held_out, size)
 
 
 def _epoch_batches(run: _Run) -> list[list[int]]:
@@ -203,9 +195,9 @@ def _epoch_batches(run: _Run) -> list[list[int]]:
 
 def _train(
     run: _Run, stop_requested: Callable[[], int | None], show_progress: bool
-) -> PretrainedCharLM:
+) -> PretrainedCharLM | PretrainedTruecaser:
     """Train from where ``run`` stands to the last epoch or the time budget, then measure the
-    held-out perplexity and write the directory."""
+    held-out score and write the directory."""
     started = time.perf_counter()
     budget = None if run.minutes is None else 60 * run.minutes
     out_of_time = False
@@ -246,41 +238,37 @@ def _train(
     return _finish(run)
 
 
-def _train_step(run: _Run, pieces: list[list[int]]) -> float:
-    """One optimizer step on the mean loss a predicted character; returns that mean."""
+def _train_step(run: _Run, pieces: list) -> float:
+    """One optimizer step on the objective's mean loss a character; returns that mean."""
     run.models.train()
-    codes, lengths = _batch(pieces, run.device)
+    objective = objective_named(run.settings.objective)
     run.optimizer.zero_grad()
-    loss = run.models.nll(codes, lengths).sum() / (2 * int((lengths - 1).sum()))
+    loss = objective.loss(run.models, objective.batch(pieces, run.device))
     loss.backward()
     torch.nn.utils.clip_grad_norm_(run.models.parameters(), run.settings.clip)
     run.optimizer.step()
     return float(loss.detach())
 
 
-def held_out_perplexity(
-    models: CharLanguageModels, pieces: list[list[int]], device: torch.device, batch_size: int
-) -> dict:
-    """The two models' perplexity on ``pieces``: exp of the mean negative log-likelihood of a
-    predicted character, each direction."""
-    models.eval()
-    total = torch.zeros(2, dtype=torch.float64)
-    count = 0
+def _held_out_score(run: _Run) -> dict:
+    """The objective's score of the model on the held-out pieces."""
+    objective = objective_named(run.settings.objective)
+    run.models.eval()
+    size = run.settings.batch_size
     with torch.no_grad():
-        for start in range(0, len(pieces), batch_size):
-            codes, lengths = _batch(pieces[start : start + batch_size], device)
-            total += models.nll(codes, lengths).double().cpu()
-            count += int((lengths - 1).sum())
-    forward, backward = (math.exp(float(value) / count) for value in total)
-    return {"forward": round(forward, 4), "backward": round(backward, 4), "characters": count}
+        batches = [
+            objective.batch(run.held_out[start : start + size], run.device)
+            for start in range(0, len(run.held_out), size)
+        ]
+        return objective.score(run.models, batches)
 
 
-def _finish(run: _Run) -> PretrainedCharLM:
-    """Measure the held-out perplexity, write the directory, remove the resume state."""
-    perplexity = held_out_perplexity(run.models, run.held_out, run.device, run.settings.batch_size)
+def _finish(run: _Run) -> PretrainedCharLM | PretrainedTruecaser:
+    """Measure the held-out score, write the directory, remove the resume state."""
+    scores = _held_out_score(run)
     settings = dataclasses.asdict(run.settings)
-    pretrained = PretrainedCharLM(run.codes, run.models, settings, perplexity)
-    save_char_lm(run.directory, pretrained)
+    objective = objective_named(run.settings.objective)
+    pretrained = objective.save(run.directory, run.codes, run.models, settings, scores)
     resume = os.path.join(run.directory, RESUME_FILE)
     if os.path.exists(resume):
         os.unlink(resume)

@@ -7,6 +7,7 @@ import torch
 
 from crftag import cli
 from crftag.data.vocab import normalize_word
+from crftag.modelfiles.checkpoint import read_checkpoint
 from crftag.training.loop import EpochResult
 from crftag.training.run import format_epoch
 
@@ -32,7 +33,7 @@ def test_training_on_several_files_without_dev_keeps_the_last_epoch(tmp_path, ca
     assert cli.run([*args, *tiny_args(data__train=files, data__dev=None, train__epochs=2)]) == 0
     epochs = [line for line in capsys.readouterr().err.splitlines() if line.startswith("epoch")]
     assert len(epochs) == 2
-    checkpoint = torch.load(tmp_path / "model.pt", weights_only=True)
+    checkpoint = read_checkpoint(str(tmp_path / "model.pt"))
     words = set(checkpoint["vocabularies"]["words"]["symbols"])
     dev_only = _words("data/ner_sample.dev.conll") - _words("data/ner_sample.train.conll")
     assert dev_only and dev_only <= words  # the dev file's words are in the vocabulary

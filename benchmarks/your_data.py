@@ -2,6 +2,7 @@
 ``crftag tune``, on NER corpora from outside news.
 
     python benchmarks/your_data.py CORPUS --data DIR [--tune-minutes M] [--threads T] [--out DIR]
+        [--char-lm LM_DIR]
     python benchmarks/your_data.py CORPUS --data DIR --record ROW=RUN_DIR --commit C
 
 CORPUS is one of :data:`CORPORA`; DIR holds its three files, taken from the public repository
@@ -16,6 +17,9 @@ around it:
     tune         ``crftag tune`` of the scratch config for M minutes, its best trial's test F1
     dictionaries the scratch config with ``model.lexicons``, the corpus's dictionary files in DIR
                  (a corpus with a dictionary only: BC5CDR)
+    char_lm      the scratch config with ``model.char_lm: LM_DIR``, language models from
+                 ``crftag pretrain`` (only with ``--char-lm``; for BC5CDR,
+                 ``benchmarks/char_lm_text.py`` makes the text)
 
 Each row's run directory is kept under OUT/CORPUS; a rerun skips the rows already done (and
 continues the tuning study), so an interrupted benchmark resumes. ``--record ROW=RUN_DIR``
@@ -86,7 +90,7 @@ def recipe_config(corpus: str, data_dir: str) -> dict:
     return config
 
 
-def row_configs(corpus: str, data_dir: str) -> dict[str, dict]:
+def row_configs(corpus: str, data_dir: str, char_lm: str | None = None) -> dict[str, dict]:
     scratch = recipe_config(corpus, data_dir)
     warm = {key: value for key, value in scratch.items() if key != "model"}
     warm["train"] = dict(scratch["train"], init_from="en-ner")
@@ -100,6 +104,10 @@ def row_configs(corpus: str, data_dir: str) -> dict[str, dict]:
             for label, name in CORPORA[corpus]["lexicons"].items()
         }
         rows["dictionaries"] = dict(scratch, model=dict(scratch["model"], lexicons=lexicons))
+    if char_lm:
+        rows["char_lm"] = dict(
+            scratch, model=dict(scratch["model"], char_lm=os.path.abspath(char_lm))
+        )
     return rows
 
 
@@ -157,7 +165,7 @@ def run_row(row: str, config: dict, out_dir: str, args) -> dict:
 
 
 AVERAGES = ("micro", "macro", "weighted")  # metrics.json's entity scores beside the types'
-PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings", "lexicons")}
+PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings", "lexicons", "char_lm")}
 
 
 def file_names(value):
@@ -230,6 +238,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--rows", nargs="*", default=None, help="default: every row")
     parser.add_argument("--record", action="append", default=[], metavar="ROW=RUN_DIR")
     parser.add_argument("--commit", help="the commit that trained the --record runs")
+    parser.add_argument("--char-lm", help="crftag pretrain's output, for the char_lm row")
     parser.add_argument("--out", default=os.path.join(ROOT, "runs", "your_data"))
     args = parser.parse_args()
     args.record = dict(item.partition("=")[::2] for item in args.record)
@@ -267,7 +276,7 @@ def main() -> None:
     if os.path.exists(done_path):
         with open(done_path, encoding="utf-8") as handle:
             done = json.load(handle)
-    configs = row_configs(args.corpus, args.data)
+    configs = row_configs(args.corpus, args.data, args.char_lm)
     rows = args.rows or list(args.record) or list(configs)
     unknown = sorted(row for row in {*rows, *args.record} if row not in configs)
     if unknown:

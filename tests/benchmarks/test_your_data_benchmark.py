@@ -39,6 +39,14 @@ def test_the_dictionaries_row_is_scratch_with_the_corpus_dictionaries(your_data,
     assert "lexicons" not in scratch["model"]
 
 
+def test_the_char_lm_row_is_scratch_with_the_language_models(your_data, corpus, tmp_path):
+    configs = your_data.row_configs("bc5cdr", str(corpus), char_lm=str(tmp_path / "lm"))
+    char_lm, scratch = configs["char_lm"], configs["scratch"]
+    assert char_lm["model"].pop("char_lm") == str(tmp_path / "lm")
+    assert char_lm == scratch
+    assert "char_lm" not in your_data.row_configs("bc5cdr", str(corpus))
+
+
 def test_a_corpus_without_a_dictionary_has_no_dictionaries_row(your_data, tmp_path):
     assert list(your_data.row_configs("btc", str(tmp_path))) == [
         "scratch",

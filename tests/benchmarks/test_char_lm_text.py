@@ -1,0 +1,33 @@
+"""benchmarks/char_lm_text.py without its repository: the lines kept, repeats and the held-apart
+sentences removed, and the size cut."""
+
+import pytest
+
+
+@pytest.fixture
+def char_lm_text(load_benchmark):
+    return load_benchmark("char_lm_text")
+
+
+def write(path, sentences):
+    path.write_text(
+        "".join("".join(f"{word}\tO\n" for word in words) + "\n" for words in sentences),
+        encoding="utf-8",
+    )
+    return str(path)
+
+
+def test_held_apart_sentences_and_repeats_are_dropped(char_lm_text, tmp_path):
+    first = write(tmp_path / "a.tsv", [["Aspirin", "helps", "."], ["Cells", "grow", "."]])
+    second = write(tmp_path / "b.tsv", [["Cells", "grow", "."], ["Lithium", "kills", "."]])
+    test = write(tmp_path / "test.tsv", [["Lithium", "kills", "."]])
+    kept, repeats, removed = char_lm_text.pretraining_text([first, second], [test])
+    assert kept == ["Aspirin helps .", "Cells grow ."]
+    assert (repeats, removed) == (1, 1)
+
+
+def test_the_size_cut_counts_utf8_bytes_and_newlines(char_lm_text):
+    lines = ["ab", "\u00e9\u00e9", "c"]  # 3, 5 and 2 bytes with their newlines
+    assert char_lm_text.within_size(lines, 8e-6) == ["ab", "\u00e9\u00e9"]
+    assert char_lm_text.within_size(lines, 7e-6) == ["ab"]
+    assert char_lm_text.within_size(lines, None) == lines

@@ -26,6 +26,15 @@ def test_held_apart_sentences_and_repeats_are_dropped(char_lm_text, tmp_path):
     assert (repeats, removed) == (1, 1)
 
 
+def test_raw_lines_are_compared_without_white_space(char_lm_text, tmp_path):
+    tweets = tmp_path / "tweets.txt"
+    tweets.write_text("RT @CNN: Obama wins!\n\nnothing here\nnothing  here \n", encoding="utf-8")
+    test = write(tmp_path / "test.conll", [["RT", "@", "CNN", ":", "Obama", "wins", "!"]])
+    kept, repeats, removed = char_lm_text.pretraining_text([str(tweets)], [test], columns=False)
+    assert kept == ["nothing here", "nothing  here"]
+    assert (repeats, removed) == (0, 1)
+
+
 def test_the_size_cut_counts_utf8_bytes_and_newlines(char_lm_text):
     lines = ["ab", "\u00e9\u00e9", "c"]  # 3, 5 and 2 bytes with their newlines
     assert char_lm_text.within_size(lines, 8e-6) == ["ab", "\u00e9\u00e9"]

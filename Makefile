@@ -163,16 +163,27 @@ bench-active: install
 	$(PY) benchmarks/active_learning.py $(if $(QUICK),--quick,--full-reference)
 
 # Your own data (docs/your-data.md): the CoNLL-2003 recipe, init_from en-ner with and without
-# label_map, crftag tune (TUNE_MINUTES) and, on BC5CDR, AutoNER's dictionaries as model.lexicons,
-# on the Broad Twitter Corpus and BC5CDR, fetched with the dictionaries from their public
-# repositories into CORPORA; hours on 2 cores, resumable. Writes
-# benchmarks/results/your_data.json.
+# label_map, crftag tune (TUNE_MINUTES), on BC5CDR AutoNER's dictionaries as model.lexicons, and
+# character language models pretrained for LM_MINUTES on 10 MB of each corpus's domain text
+# (benchmarks/char_lm_text.py), on the Broad Twitter Corpus and BC5CDR, fetched with the
+# dictionaries and the text from their public repositories into CORPORA; hours on 2 cores,
+# resumable. Writes benchmarks/results/your_data.json.
 CORPORA ?= runs/corpora
 TUNE_MINUTES ?= 60
+LM_MINUTES ?= 50
 bench-your-data: install
 	$(PY) benchmarks/your_data_corpora.py $(CORPORA)
+	$(PY) benchmarks/char_lm_text.py btc -o $(CORPORA)/btc/text10mb.txt --megabytes 10 \
+		--remove $(CORPORA)/btc/dev.conll $(CORPORA)/btc/test.conll --clone $(CORPORA)/clones/btc-text
+	$(PY) benchmarks/char_lm_text.py bc5cdr -o $(CORPORA)/bc5cdr/text10mb.txt --megabytes 10 \
+		--remove $(CORPORA)/bc5cdr/devel.tsv $(CORPORA)/bc5cdr/test.tsv --clone $(CORPORA)/clones/bc5cdr-text
 	for corpus in btc bc5cdr; do \
-		$(PY) benchmarks/your_data.py $$corpus --data $(CORPORA)/$$corpus --tune-minutes $(TUNE_MINUTES) || exit 1; \
+		lm=$(CORPORA)/$$corpus/lm; \
+		if [ -f $$lm/resume.pt ]; then $(PY) -m crftag pretrain --resume $$lm || exit 1; \
+		elif [ ! -f $$lm/char_lm.pt ]; then $(PY) -m crftag pretrain $(CORPORA)/$$corpus/text10mb.txt \
+			-o $$lm --hidden 128 --time $(LM_MINUTES) --seed 1 || exit 1; fi; \
+		$(PY) benchmarks/your_data.py $$corpus --data $(CORPORA)/$$corpus --char-lm $$lm \
+			--tune-minutes $(TUNE_MINUTES) || exit 1; \
 	done
 
 # Text as people type it (docs/robustness.md): en-ner on eng.testb and en-pos on EWT test, as

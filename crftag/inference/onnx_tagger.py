@@ -20,8 +20,8 @@ from crftag.modelfiles.onnx_export import METADATA_KEY
 __all__ = ["OnnxTagger"]
 
 
-def _session(path: str):
-    """An ONNX Runtime session of the file on the CPU; a missing package or a file ONNX
+def _inference(path: str):
+    """ONNX Runtime's InferenceSession of the file on the CPU; a missing package or a file ONNX
     Runtime cannot load is a one-line error."""
     try:
         import onnxruntime
@@ -45,14 +45,14 @@ class OnnxTagger(ArrayTagger):
     """A BiLSTM-CRF exported to ONNX, ready to tag: the same calls and records as the NumPy
     tagger, the emission scores from ONNX Runtime."""
 
-    def __init__(self, session, metadata: dict, source: str) -> None:
+    def __init__(self, runner, metadata: dict, source: str) -> None:
         check_payload({**metadata, "state_dict": {}}, source)
         self.config = Config.from_dict(metadata["config"], source=source)
         self._init_description(metadata, source)
-        self.session = session
-        self._inputs = {node.name for node in session.get_inputs()}
+        self.runner = runner
+        self._inputs = {node.name for node in runner.get_inputs()}
         one = np.ones((1, 1), dtype=np.int64)
-        potentials = session.run(
+        potentials = runner.run(
             ["transitions", "start_transitions", "end_transitions"],
             self._feeds(ArrayBatch(one, one[:, :, None], one[0], one * 0)),
         )
@@ -65,11 +65,11 @@ class OnnxTagger(ArrayTagger):
             raise CrftagError(f"{path}: an ONNX model runs on the CPU here; use --device cpu")
         if not os.path.isfile(path):
             raise CrftagError(f"{path}: no such ONNX model file")
-        session = _session(path)
-        described = session.get_modelmeta().custom_metadata_map.get(METADATA_KEY)
+        runner = _inference(path)
+        described = runner.get_modelmeta().custom_metadata_map.get(METADATA_KEY)
         if described is None:
             raise CrftagError(f"{path}: not an ONNX model of crftag (no {METADATA_KEY} metadata)")
-        return cls(session, json.loads(described), path)
+        return cls(runner, json.loads(described), path)
 
     def _feeds(self, batch: ArrayBatch) -> dict[str, np.ndarray]:
         feeds = {"words": batch.words, "chars": batch.chars, "lengths": batch.lengths}
@@ -79,4 +79,4 @@ class OnnxTagger(ArrayTagger):
 
     def _emissions(self, batch: ArrayBatch) -> np.ndarray:
         """(B, T, K) float32 emission scores from ONNX Runtime."""
-        return self.session.run(["emissions"], self._feeds(batch))[0]
+        return self.runner.run(["emissions"], self._feeds(batch))[0]

@@ -2,7 +2,7 @@
 ``crftag tune``, on NER corpora from outside news.
 
     python benchmarks/your_data.py CORPUS --data DIR [--tune-minutes M] [--threads T] [--out DIR]
-        [--char-lm LM_DIR]
+        [--char-lm LM_DIR] [--vectors VECTORS]
     python benchmarks/your_data.py CORPUS --data DIR --record ROW=RUN_DIR --commit C
 
 CORPUS is one of :data:`CORPORA`; DIR holds its three files, taken from the public repository
@@ -17,9 +17,14 @@ around it:
     tune         ``crftag tune`` of the scratch config for M minutes, its best trial's test F1
     dictionaries the scratch config with ``model.lexicons``, the corpus's dictionary files in DIR
                  (a corpus with a dictionary only: BC5CDR)
+    vectors      the scratch config with ``model.embeddings: [GloVe, VECTORS]``, the recipe's
+                 GloVe file and a vector file of the corpus's domain side by side (only with
+                 ``--vectors``; ``benchmarks/domain_vectors.py`` makes one)
     char_lm      the scratch config with ``model.char_lm: LM_DIR``, language models from
-                 ``crftag pretrain`` (only with ``--char-lm``; for BC5CDR,
-                 ``benchmarks/char_lm_text.py`` makes the text)
+                 ``crftag pretrain`` (only with ``--char-lm``; ``benchmarks/char_lm_text.py``
+                 makes the text)
+    all          the scratch config with every one of those three the corpus has and the run
+                 was given, when that is more than one
 
 Each row's run directory is kept under OUT/CORPUS; a rerun skips the rows already done (and
 continues the tuning study), so an interrupted benchmark resumes. ``--record ROW=RUN_DIR``
@@ -90,7 +95,9 @@ def recipe_config(corpus: str, data_dir: str) -> dict:
     return config
 
 
-def row_configs(corpus: str, data_dir: str, char_lm: str | None = None) -> dict[str, dict]:
+def row_configs(
+    corpus: str, data_dir: str, char_lm: str | None = None, vectors: str | None = None
+) -> dict[str, dict]:
     scratch = recipe_config(corpus, data_dir)
     warm = {key: value for key, value in scratch.items() if key != "model"}
     warm["train"] = dict(scratch["train"], init_from="en-ner")
@@ -98,17 +105,35 @@ def row_configs(corpus: str, data_dir: str, char_lm: str | None = None) -> dict[
     if CORPORA[corpus]["label_map"]:
         mapped["train"]["label_map"] = CORPORA[corpus]["label_map"]
     rows = {"scratch": scratch, "init_from": warm, "label_map": mapped, "tune": scratch}
+    resources = resource_changes(corpus, data_dir, scratch["model"], char_lm, vectors)
+    every_resource = dict(scratch["model"])
+    for row, changes in resources.items():
+        rows[row] = dict(scratch, model=dict(scratch["model"]) | changes)
+        every_resource |= changes
+    if len(resources) > 1:
+        rows["all"] = dict(scratch, model=every_resource)
+    return rows
+
+
+def resource_changes(
+    corpus: str, data_dir: str, scratch_model: dict, char_lm: str | None, vectors: str | None
+) -> dict[str, dict]:
+    """The ``model`` keys each resource row changes in the scratch config, by row: the rows of
+    the resources this corpus has and this run was given."""
+    changes = {}
+    if vectors:
+        # Both files side by side; model.word_dim left out is the sum of their sizes.
+        embeddings = [scratch_model["embeddings"], os.path.abspath(vectors)]
+        changes["vectors"] = {"embeddings": embeddings, "word_dim": None}
     if CORPORA[corpus]["lexicons"]:
         lexicons = {
             label: os.path.abspath(os.path.join(data_dir, name))
             for label, name in CORPORA[corpus]["lexicons"].items()
         }
-        rows["dictionaries"] = dict(scratch, model=dict(scratch["model"], lexicons=lexicons))
+        changes["dictionaries"] = {"lexicons": lexicons}
     if char_lm:
-        rows["char_lm"] = dict(
-            scratch, model=dict(scratch["model"], char_lm=os.path.abspath(char_lm))
-        )
-    return rows
+        changes["char_lm"] = {"char_lm": os.path.abspath(char_lm)}
+    return changes
 
 
 def command(row: str, config_path: str, run_dir: str, tune_minutes: float) -> list[str]:
@@ -239,6 +264,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--record", action="append", default=[], metavar="ROW=RUN_DIR")
     parser.add_argument("--commit", help="the commit that trained the --record runs")
     parser.add_argument("--char-lm", help="crftag pretrain's output, for the char_lm row")
+    parser.add_argument("--vectors", help="a vector file of the domain, for the vectors row")
     parser.add_argument("--out", default=os.path.join(ROOT, "runs", "your_data"))
     args = parser.parse_args()
     args.record = dict(item.partition("=")[::2] for item in args.record)
@@ -276,7 +302,7 @@ def main() -> None:
     if os.path.exists(done_path):
         with open(done_path, encoding="utf-8") as handle:
             done = json.load(handle)
-    configs = row_configs(args.corpus, args.data, args.char_lm)
+    configs = row_configs(args.corpus, args.data, args.char_lm, args.vectors)
     rows = args.rows or list(args.record) or list(configs)
     unknown = sorted(row for row in {*rows, *args.record} if row not in configs)
     if unknown:

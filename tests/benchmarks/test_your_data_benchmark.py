@@ -2,6 +2,7 @@
 dictionary split, and a row recorded from a finished run."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -45,6 +46,38 @@ def test_the_char_lm_row_is_scratch_with_the_language_models(your_data, corpus, 
     assert char_lm["model"].pop("char_lm") == str(tmp_path / "lm")
     assert char_lm == scratch
     assert "char_lm" not in your_data.row_configs("bc5cdr", str(corpus))
+
+
+def test_the_vectors_row_puts_the_domain_file_beside_the_recipe_vectors(your_data, corpus):
+    configs = your_data.row_configs("bc5cdr", str(corpus), vectors="bio.bin")
+    vectors, scratch = configs["vectors"], configs["scratch"]
+    glove, domain = vectors["model"].pop("embeddings")
+    assert glove == scratch["model"]["embeddings"] and domain == os.path.abspath("bio.bin")
+    # Left to crftag: the sum of both files' sizes, where the recipe says GloVe's 50.
+    assert vectors["model"].pop("word_dim") is None
+    assert scratch["model"]["word_dim"] == 50
+    scratch["model"] = {k: v for k, v in scratch["model"].items() if k != "embeddings"}
+    scratch["model"].pop("word_dim")
+    assert vectors == scratch
+
+
+def test_the_all_row_has_every_resource_given(your_data, corpus, tmp_path):
+    lm = str(tmp_path / "lm")
+    configs = your_data.row_configs("bc5cdr", str(corpus), char_lm=lm, vectors="bio.bin")
+    assert list(configs)[4:] == ["vectors", "dictionaries", "char_lm", "all"]
+    every = configs["all"]["model"]
+    scratch = configs["scratch"]["model"]
+    for row in ("vectors", "dictionaries", "char_lm"):
+        changed = {k: v for k, v in configs[row]["model"].items() if scratch.get(k, 0) != v}
+        assert changed and every.items() >= changed.items()
+    assert every["char_lm"] == lm and every["word_dim"] is None
+    assert set(every["lexicons"]) == {"Chemical", "Disease"}
+    Config.from_dict(configs["all"])  # a config crftag train takes
+    only_dictionaries = your_data.row_configs("bc5cdr", str(corpus))
+    assert "all" not in only_dictionaries  # one resource: its own row is all of them
+    btc = your_data.row_configs("btc", str(tmp_path), char_lm=lm, vectors="tweets.bin")
+    assert list(btc)[4:] == ["vectors", "char_lm", "all"]
+    assert "lexicons" not in btc["all"]["model"]
 
 
 def test_a_corpus_without_a_dictionary_has_no_dictionaries_row(your_data, tmp_path):

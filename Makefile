@@ -173,17 +173,24 @@ TUNE_MINUTES ?= 60
 LM_MINUTES ?= 50
 bench-your-data: install
 	$(PY) benchmarks/your_data_corpora.py $(CORPORA)
-	$(PY) benchmarks/char_lm_text.py btc -o $(CORPORA)/btc/text10mb.txt --megabytes 10 \
-		--remove $(CORPORA)/btc/dev.conll $(CORPORA)/btc/test.conll --clone $(CORPORA)/clones/btc-text
-	$(PY) benchmarks/char_lm_text.py bc5cdr -o $(CORPORA)/bc5cdr/text10mb.txt --megabytes 10 \
-		--remove $(CORPORA)/bc5cdr/devel.tsv $(CORPORA)/bc5cdr/test.tsv --clone $(CORPORA)/clones/bc5cdr-text
+	for size in 10 all; do \
+		mb=$$( [ $$size = all ] || echo "--megabytes $$size" ); \
+		$(PY) benchmarks/char_lm_text.py btc -o $(CORPORA)/btc/text$$size.txt $$mb \
+			--remove $(CORPORA)/btc/dev.conll $(CORPORA)/btc/test.conll \
+			--clone $(CORPORA)/clones/btc-text || exit 1; \
+		$(PY) benchmarks/char_lm_text.py bc5cdr -o $(CORPORA)/bc5cdr/text$$size.txt $$mb \
+			--remove $(CORPORA)/bc5cdr/devel.tsv $(CORPORA)/bc5cdr/test.tsv \
+			--clone $(CORPORA)/clones/bc5cdr-text || exit 1; \
+	done
 	for corpus in btc bc5cdr; do \
-		lm=$(CORPORA)/$$corpus/lm; \
+		dir=$(CORPORA)/$$corpus; lm=$$dir/lm; \
+		[ -f $$dir/vectors.bin ] || $(PY) benchmarks/domain_vectors.py $$dir/textall.txt \
+			-o $$dir/vectors.bin || exit 1; \
 		if [ -f $$lm/resume.pt ]; then $(PY) -m crftag pretrain --resume $$lm || exit 1; \
-		elif [ ! -f $$lm/char_lm.pt ]; then $(PY) -m crftag pretrain $(CORPORA)/$$corpus/text10mb.txt \
+		elif [ ! -f $$lm/char_lm.pt ]; then $(PY) -m crftag pretrain $$dir/text10.txt \
 			-o $$lm --hidden 128 --time $(LM_MINUTES) --seed 1 || exit 1; fi; \
-		$(PY) benchmarks/your_data.py $$corpus --data $(CORPORA)/$$corpus --char-lm $$lm \
-			--tune-minutes $(TUNE_MINUTES) || exit 1; \
+		$(PY) benchmarks/your_data.py $$corpus --data $$dir --char-lm $$lm \
+			--vectors $$dir/vectors.bin --tune-minutes $(TUNE_MINUTES) || exit 1; \
 	done
 
 # Text as people type it (docs/robustness.md): en-ner on eng.testb and en-pos on EWT test, as

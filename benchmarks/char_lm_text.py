@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,7 +35,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
 from truecaser_text import sentence_lines  # noqa: E402
-from your_data_corpora import SOURCES  # noqa: E402
+from your_data_corpora import SOURCES, checkout  # noqa: E402
 
 # BC4CHEMD and JNLPBA are left out (their files are the largest; the text was measured without
 # them); BC5CDR and its per-type copies are the corpus the text is for.
@@ -72,17 +71,6 @@ TEXTS = {
         "columns": False,  # one tweet a line
     },
 }
-
-
-def sparse_checkout(text: dict, clone: str) -> None:
-    """``text``'s repository in ``clone`` at its pinned commit, only its files' folders
-    written out."""
-    if not os.path.isdir(os.path.join(clone, ".git")):
-        clone_argv = ["git", "clone", "-q", "--no-checkout", text["repository"], clone]
-        subprocess.run(clone_argv, check=True)
-    folders = sorted({os.path.dirname(path) for path in text["files"]})
-    subprocess.run(["git", "-C", clone, "sparse-checkout", "set", *folders], check=True)
-    subprocess.run(["git", "-C", clone, "checkout", "-q", text["commit"]], check=True)
 
 
 def source_lines(path: str, columns: bool) -> list[str]:
@@ -142,7 +130,7 @@ def main() -> None:
     options = parser.parse_args()
     text = TEXTS[options.corpus]
     clone = options.clone or os.path.join("runs", "corpora", "clones", f"{options.corpus}-text")
-    sparse_checkout(text, clone)
+    checkout(text, clone, folders=sorted({os.path.dirname(path) for path in text["files"]}))
     sources = [os.path.join(clone, path) for path in text["files"]]
     kept, repeats, removed = pretraining_text(sources, options.remove, text["columns"])
     random.Random(1).shuffle(kept)

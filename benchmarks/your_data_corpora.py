@@ -50,10 +50,15 @@ DICTIONARIES = {
 }
 
 
-def checkout(source: dict, clone: str) -> None:
-    """``source``'s repository in ``clone`` at its pinned commit."""
+def checkout(source: dict, clone: str, folders: list[str] | None = None) -> None:
+    """``source``'s repository in ``clone`` at its pinned commit; only ``folders`` written out
+    when given (a sparse checkout: the files read, not the whole repository)."""
     if not os.path.isdir(os.path.join(clone, ".git")):
-        subprocess.run(["git", "clone", "--quiet", source["repository"], clone], check=True)
+        sparse = ["--no-checkout"] if folders else []
+        argv = ["git", "clone", "--quiet", *sparse, source["repository"], clone]
+        subprocess.run(argv, check=True)
+    if folders:
+        subprocess.run(["git", "-C", clone, "sparse-checkout", "set", *folders], check=True)
     subprocess.run(["git", "-C", clone, "checkout", "--quiet", source["commit"]], check=True)
 
 

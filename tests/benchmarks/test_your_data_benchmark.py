@@ -182,3 +182,22 @@ def test_the_dictionary_is_split_by_type_in_its_order(load_benchmark, tmp_path):
     dictionary.write_text("Chemical\tlithium\nGene\tBRCA1\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"dict_core.txt:2: expected TYPE<tab>entry"):
         corpora.split_dictionary(str(dictionary), types)
+
+
+def test_a_checkout_writes_out_only_the_folders_asked_for(load_benchmark, tmp_path):
+    corpora = load_benchmark("your_data_corpora")
+    origin = tmp_path / "origin"
+    for path in ("data/a/train.tsv", "data/b/train.tsv"):
+        (origin / path).parent.mkdir(parents=True, exist_ok=True)
+        (origin / path).write_text("word\tO\n", encoding="utf-8")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(origin)]
+    subprocess.run(["git", "init", "-q", str(origin)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "data"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True)
+    source = {"repository": str(origin), "commit": head.stdout.strip()}
+    corpora.checkout(source, str(tmp_path / "sparse"), folders=["data/a"])
+    assert (tmp_path / "sparse/data/a/train.tsv").exists()
+    assert not (tmp_path / "sparse/data/b").exists()
+    corpora.checkout(source, str(tmp_path / "whole"))
+    assert (tmp_path / "whole/data/b/train.tsv").exists()

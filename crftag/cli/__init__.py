@@ -11,6 +11,7 @@ status 2.
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from typing import Annotated
 
@@ -101,8 +102,15 @@ def load_command(name: str) -> TyperCommand:
     module, function, _ = COMMANDS[name]
     single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
     callback = getattr(importlib.import_module(module), function)
-    single.command(name)(quiet_on_closed_pipe(callback))
+    single.command(name, help=unwrapped(callback.__doc__))(quiet_on_closed_pipe(callback))
     return typer.main.get_command(single)
+
+
+def unwrapped(docstring: str | None) -> str:
+    """A command's docstring as its help: each paragraph on one line, for the terminal to wrap
+    at its own width (Typer keeps a docstring's line breaks, which ragged an 80-column help)."""
+    paragraphs = inspect.cleandoc(docstring or "").split("\n\n")
+    return "\n\n".join(" ".join(paragraph.split()) for paragraph in paragraphs)
 
 
 class LazyCommands(TyperGroup):

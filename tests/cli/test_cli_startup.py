@@ -61,6 +61,31 @@ def test_the_help_lists_every_command_with_its_summary(invoke):
         assert " ".join(summary.split()[:4]) in listed
 
 
+@pytest.mark.parametrize("name", ["train", "pretrain"])
+def test_a_commands_help_paragraphs_wrap_at_the_terminals_width(name):
+    # The docstrings' own line breaks once stayed in the help, ragged at 80 columns.
+    environment = {"COLUMNS": "80", "PATH": "", "TERM": "dumb"}
+    shown = subprocess.run(
+        [sys.executable, "-m", "crftag", name, "--help"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    ).stdout
+    module, function, _ = cli.COMMANDS[name]
+    docstring = inspect.getdoc(getattr(importlib.import_module(module), function))
+    description = shown[: shown.index("╭")].splitlines()[3:]
+    text_lines = [line.strip() for line in description if line.strip()]
+    assert " ".join(text_lines) == " ".join(docstring.split())
+    # Each line of a paragraph but its last is filled to near the width.
+    ragged = [
+        line
+        for line, after in zip(description, description[1:], strict=False)
+        if line.strip() and after.strip() and len(line.rstrip()) < 60
+    ]
+    assert not ragged
+
+
 def test_an_unknown_command_is_a_one_line_error(invoke):
     result = invoke(["trian"])
     assert result.status == 2

@@ -212,12 +212,21 @@ def _train(
             file=sys.stderr,
             disable=None if show_progress else True,
         )
+        # Off a terminal (a log file) the bar is off: a line at each tenth of the epoch instead.
+        line_every = max(1, len(batches) // 10) if show_progress and bar.disable else 0
         with bar:
             for rows in batches[run.step :]:
                 loss = _train_step(run, [run.training[row] for row in rows])
                 run.step += 1
                 bar.update()
                 bar.set_postfix(loss=f"{loss:.3f}")
+                if line_every and run.step % line_every == 0 and run.step < len(batches):
+                    print(
+                        f"epoch {run.epoch}: batch {run.step} of {len(batches)}, "
+                        f"loss {loss:.3f}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 signal_number = stop_requested()
                 if signal_number is not None:
                     _save_resume(run, run.seconds + time.perf_counter() - started)
@@ -230,7 +239,7 @@ def _train(
                     out_of_time = True
                     break
         if run.step == len(batches):
-            print(f"epoch {run.epoch}: done", file=sys.stderr)
+            print(f"epoch {run.epoch}: done", file=sys.stderr, flush=True)
             run.epoch, run.step = run.epoch + 1, 0
             _save_resume(run, run.seconds + time.perf_counter() - started)
     if out_of_time:

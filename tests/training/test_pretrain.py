@@ -59,6 +59,23 @@ def test_pretrain_writes_models_and_their_held_out_perplexity(tmp_path, text_fil
     assert not (tmp_path / "lm" / "resume.pt").exists()
 
 
+def test_off_a_terminal_progress_is_a_line_each_tenth_of_an_epoch(tmp_path, text_file, invoke):
+    args = ["pretrain", text_file, "-o", str(tmp_path / "lm"), "--epochs", "2", *TINY[:-1]]
+    logged = invoke(args).stderr
+    lines = re.findall(r"^epoch (\d): batch (\d+) of (\d+), loss \d+\.\d{3}$", logged, re.M)
+    total = int(lines[0][2])
+    every = max(1, total // 10)
+    expected = [
+        (str(epoch), str(step), str(total))
+        for epoch in (1, 2)
+        for step in range(every, total, every)
+    ]
+    assert lines == expected
+    assert logged.index("epoch 1: done") < logged.index("epoch 2: batch")
+    quiet = invoke([*args[:3], str(tmp_path / "quiet"), *args[4:], "--quiet"]).stderr
+    assert "batch" not in quiet and "epoch 1: done" in quiet
+
+
 def test_time_budget_stops_training_and_still_writes_the_models(tmp_path, text_file, invoke):
     out = tmp_path / "lm"
     result = invoke(

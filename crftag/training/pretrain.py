@@ -222,8 +222,7 @@ def _train(
                 bar.set_postfix(loss=f"{loss:.3f}")
                 if line_every and run.step % line_every == 0 and run.step < len(batches):
                     print(
-                        f"epoch {run.epoch}: batch {run.step} of {len(batches)}, "
-                        f"loss {loss:.3f}",
+                        f"epoch {run.epoch}: batch {run.step} of {len(batches)}, loss {loss:.3f}",
                         file=sys.stderr,
                         flush=True,
                     )

@@ -16,6 +16,13 @@ in pretraining.
   user names replaced by ``@user``), one a line, as written. A tweet is removed when, all
   white space taken out, it equals a dev or test sentence of BTC with its tokens run together
   (BTC's text is tokenized, TweetEval's is not).
+- ``conll03``: Reuters-21578 (Reuters newswire of 1987; CoNLL-2003 is Reuters of 1996-97), its
+  22 SGML files as kept in github.com/loki86/ksr_zadanie1V2 at d16457f (that copy's
+  ``reut2-003.sgm`` is cut short; its ``reut2-003-full.sgm`` is the whole file). Each story's
+  title and body: the hard-wrapped lines of a paragraph joined, the closing "Reuter" dropped,
+  split into sentences (crftag.data.sentences) and each sentence into tokens by crftag's
+  tokenizer, joined by single spaces, as CoNLL-2003's text is. A line is removed when, all white
+  space taken out, it equals a dev or test sentence so taken.
 
 A line that occurs again is written once. The lines are written in an order shuffled with a
 fixed seed (so that a prefix is a sample of every source, and the last lines `crftag pretrain`
@@ -26,8 +33,10 @@ Reports on stderr the lines kept, the repeats dropped and the lines removed.
 from __future__ import annotations
 
 import argparse
+import html
 import os
 import random
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,6 +45,9 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from truecaser_text import sentence_lines  # noqa: E402
 from your_data_corpora import SOURCES, checkout  # noqa: E402
+
+from crftag.data.sentences import split_sentences  # noqa: E402
+from crftag.data.tokenize import tokenize  # noqa: E402
 
 # BC4CHEMD and JNLPBA are left out (their files are the largest; the text was measured without
 # them); BC5CDR and its per-type copies are the corpus the text is for.
@@ -62,42 +74,90 @@ TEXTS = {
             for corpus in BIO_CORPORA
             for name in ("train.tsv", "devel.tsv", "test.tsv")
         ),
-        "columns": True,  # labelled files: one token and its tag a line
+        "reader": "columns",  # labelled files: one token and its tag a line
     },
     "btc": {
         "repository": "https://github.com/cardiffnlp/tweeteval",
         "commit": "4fbd22c",
         "files": TWEET_FILES,
-        "columns": False,  # one tweet a line
+        "reader": "lines",  # one tweet a line
+    },
+    "conll03": {
+        "repository": "https://github.com/loki86/ksr_zadanie1V2",
+        "commit": "d16457f",
+        "files": tuple(
+            "reut2-003-full.sgm" if number == 3 else f"reut2-{number:03d}.sgm"
+            for number in range(22)
+        ),
+        "reader": "reuters",  # SGML stories, hard-wrapped
     },
 }
 
 
-def source_lines(path: str, columns: bool) -> list[str]:
-    """The lines of a source file: its sentences' tokens joined by spaces when ``columns``,
-    else its non-blank lines, stripped."""
-    if columns:
+def source_lines(path: str, reader: str) -> list[str]:
+    """The lines of a source file: its sentences' tokens joined by spaces for ``columns`` and
+    ``reuters``, else (``lines``) its non-blank lines, stripped."""
+    if reader == "columns":
         return sentence_lines(path)
+    if reader == "reuters":
+        return reuters_lines(path)
     with open(path, encoding="utf-8") as handle:
         return [line.strip() for line in handle if line.strip()]
 
 
-def removal_key(line: str, columns: bool) -> str:
-    """What a line is compared by: as it is for tokenized text, without white space for raw."""
-    return line if columns else "".join(line.split())
+def reuters_lines(path: str) -> list[str]:
+    """The sentences of the titles and bodies of a Reuters-21578 SGML file, tokenized, each as
+    its tokens joined by single spaces."""
+    with open(path, encoding="latin-1") as handle:  # the files are 7-bit, with stray bytes
+        sgml = handle.read()
+    lines = []
+    for story in _STORY.findall(sgml):
+        for part in ("TITLE", "BODY"):
+            for paragraph in _paragraphs(_field(story, part)):
+                for start, end in split_sentences(paragraph):
+                    lines.append(" ".join(tokenize(paragraph[start:end])))
+    return lines
+
+
+_STORY = re.compile(r"<REUTERS\b.*?</REUTERS>", re.S)
+_CONTROL = re.compile(r"&#\d+;")  # the wire's control characters, written as entities
+
+
+def _field(story: str, name: str) -> str:
+    """The unescaped text of a story's <TITLE> or <BODY> ("" when it has none)."""
+    found = re.search(f"<{name}>(.*?)</{name}>", story, re.S)
+    return html.unescape(_CONTROL.sub("", found.group(1))) if found else ""
+
+
+def _paragraphs(text: str) -> list[str]:
+    """A field's paragraphs, each on one line: an indented line begins one, the others are
+    hard-wrapped lines of it; the closing "Reuter" signature is dropped."""
+    paragraphs: list[list[str]] = []
+    for line in text.splitlines():
+        if not line.strip() or line.strip().lower() == "reuter":
+            continue
+        if line[:1].isspace() or not paragraphs:
+            paragraphs.append([])
+        paragraphs[-1].append(line.strip())
+    return [" ".join(lines) for lines in paragraphs]
+
+
+def removal_key(line: str, reader: str) -> str:
+    """What a line is compared by: as it is for labelled text, without white space otherwise."""
+    return line if reader == "columns" else "".join(line.split())
 
 
 def pretraining_text(
-    sources: list[str], held_apart: list[str], columns: bool = True
+    sources: list[str], held_apart: list[str], reader: str = "columns"
 ) -> tuple[list[str], int, int]:
     """(the distinct lines of ``sources`` in none of ``held_apart``, repeats dropped, removed)."""
     removed_text = {
-        removal_key(line, columns) for path in held_apart for line in sentence_lines(path)
+        removal_key(line, reader) for path in held_apart for line in sentence_lines(path)
     }
     kept, seen, repeats, removed = [], set(), 0, 0
     for path in sources:
-        for line in source_lines(path, columns):
-            if removal_key(line, columns) in removed_text:
+        for line in source_lines(path, reader):
+            if removal_key(line, reader) in removed_text:
                 removed += 1
             elif line in seen:
                 repeats += 1
@@ -130,9 +190,10 @@ def main() -> None:
     options = parser.parse_args()
     text = TEXTS[options.corpus]
     clone = options.clone or os.path.join("runs", "corpora", "clones", f"{options.corpus}-text")
-    checkout(text, clone, folders=sorted({os.path.dirname(path) for path in text["files"]}))
+    folders = sorted({os.path.dirname(path) for path in text["files"]})
+    checkout(text, clone, folders=folders if all(folders) else None)  # "": files at the root
     sources = [os.path.join(clone, path) for path in text["files"]]
-    kept, repeats, removed = pretraining_text(sources, options.remove, text["columns"])
+    kept, repeats, removed = pretraining_text(sources, options.remove, text["reader"])
     random.Random(1).shuffle(kept)
     kept = within_size(kept, options.megabytes)
     with open(options.output, "w", encoding="utf-8") as stream:

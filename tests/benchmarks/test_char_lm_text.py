@@ -30,7 +30,7 @@ def test_raw_lines_are_compared_without_white_space(char_lm_text, tmp_path):
     tweets = tmp_path / "tweets.txt"
     tweets.write_text("RT @CNN: Obama wins!\n\nnothing here\nnothing  here \n", encoding="utf-8")
     test = write(tmp_path / "test.conll", [["RT", "@", "CNN", ":", "Obama", "wins", "!"]])
-    kept, repeats, removed = char_lm_text.pretraining_text([str(tweets)], [test], columns=False)
+    kept, repeats, removed = char_lm_text.pretraining_text([str(tweets)], [test], reader="lines")
     assert kept == ["nothing here", "nothing  here"]
     assert (repeats, removed) == (0, 1)
 

@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data test-cluster bench-cluster bench-robustness
+.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 test-cluster bench-cluster bench-robustness
 
 install: $(STAMP)
 
@@ -192,6 +192,26 @@ bench-your-data: install
 		$(PY) benchmarks/your_data.py $$corpus --data $$dir --char-lm $$lm \
 			--vectors $$dir/vectors.bin --tune-minutes $(TUNE_MINUTES) || exit 1; \
 	done
+	$(MAKE) bench-your-data-conll03
+
+# CoNLL-2003 itself, "no worse": the recipe beside news vectors and news char LMs from
+# Reuters-21578 (benchmarks/char_lm_text.py conll03), dev and test lines removed.
+CONLL ?= ../shared/data/conll2003
+bench-your-data-conll03: install
+	dir=$(CORPORA)/conll03; lm=$$dir/lm; mkdir -p $$dir; \
+	for size in 10 all; do \
+		mb=$$( [ $$size = all ] || echo "--megabytes $$size" ); \
+		$(PY) benchmarks/char_lm_text.py conll03 -o $$dir/text$$size.txt $$mb \
+			--remove $(CONLL)/eng.testa $(CONLL)/eng.testb \
+			--clone $(CORPORA)/clones/conll03-text || exit 1; \
+	done; \
+	[ -f $$dir/vectors.bin ] || $(PY) benchmarks/domain_vectors.py $$dir/textall.txt \
+		-o $$dir/vectors.bin || exit 1; \
+	if [ -f $$lm/resume.pt ]; then $(PY) -m crftag pretrain --resume $$lm || exit 1; \
+	elif [ ! -f $$lm/char_lm.pt ]; then $(PY) -m crftag pretrain $$dir/text10.txt \
+		-o $$lm --hidden 128 --time $(LM_MINUTES) --seed 1 || exit 1; fi; \
+	$(PY) benchmarks/your_data.py conll03 --data $(CONLL) --char-lm $$lm \
+		--vectors $$dir/vectors.bin
 
 # Text as people type it (docs/robustness.md): en-ner on eng.testb and en-pos on EWT test, as
 # published and lower-, upper-, title-cased and with typos, against the targets; then the

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 import torch
+import yaml
 
 from crftag.config.sections import Config
 from crftag.data.lexicons import read_lexicons
@@ -94,6 +95,18 @@ def test_a_corpus_without_a_dictionary_has_no_dictionaries_row(your_data, tmp_pa
     assert done.stderr == (
         "error: btc has no row dictionaries (its rows: scratch, init_from, label_map, tune)\n"
     )
+
+
+def test_conll03_has_the_recipe_itself_and_the_resource_rows_only(your_data, tmp_path):
+    lm = str(tmp_path / "lm-news10mb")
+    configs = your_data.row_configs("conll03", "../shared/data/conll2003", lm, "news.bin")
+    assert list(configs) == ["scratch", "vectors", "char_lm", "all"]
+    with open(your_data.RECIPE, encoding="utf-8") as handle:
+        recipe = yaml.safe_load(handle)
+    # The recipe as it is, tag scheme iob1 included; only its paths are made absolute.
+    assert your_data.config_differences(configs["scratch"], recipe) == []
+    assert configs["scratch"]["data"]["tag_scheme"] == "iob1"
+    assert your_data.config_differences(configs["char_lm"], recipe) == ["model.char_lm"]
 
 
 def test_configs_compare_by_setting_with_paths_by_file_name(your_data, corpus, tmp_path):

@@ -169,6 +169,11 @@ bench-active: install
 # dictionaries and the text from their public repositories into CORPORA; hours on 2 cores,
 # resumable. Writes benchmarks/results/your_data.json.
 CORPORA ?= runs/corpora
+# Character language models of TEXT ($(1)) into LM ($(2)), the rows' sizes; an interrupted
+# pretraining is resumed, a finished one kept.
+pretrain_lm = if [ -f $(2)/resume.pt ]; then $(PY) -m crftag pretrain --resume $(2) || exit 1; \
+	elif [ ! -f $(2)/char_lm.pt ]; then $(PY) -m crftag pretrain $(1) -o $(2) --hidden 128 \
+		--time $(LM_MINUTES) --seed 1 || exit 1; fi
 TUNE_MINUTES ?= 60
 LM_MINUTES ?= 50
 bench-your-data: install
@@ -186,9 +191,7 @@ bench-your-data: install
 		dir=$(CORPORA)/$$corpus; lm=$$dir/lm; \
 		[ -f $$dir/vectors.bin ] || $(PY) benchmarks/domain_vectors.py $$dir/textall.txt \
 			-o $$dir/vectors.bin || exit 1; \
-		if [ -f $$lm/resume.pt ]; then $(PY) -m crftag pretrain --resume $$lm || exit 1; \
-		elif [ ! -f $$lm/char_lm.pt ]; then $(PY) -m crftag pretrain $$dir/text10.txt \
-			-o $$lm --hidden 128 --time $(LM_MINUTES) --seed 1 || exit 1; fi; \
+		$(call pretrain_lm,$$dir/text10.txt,$$lm); \
 		$(PY) benchmarks/your_data.py $$corpus --data $$dir --char-lm $$lm \
 			--vectors $$dir/vectors.bin --tune-minutes $(TUNE_MINUTES) || exit 1; \
 	done
@@ -207,9 +210,7 @@ bench-your-data-conll03: install
 	done; \
 	[ -f $$dir/vectors.bin ] || $(PY) benchmarks/domain_vectors.py $$dir/textall.txt \
 		-o $$dir/vectors.bin || exit 1; \
-	if [ -f $$lm/resume.pt ]; then $(PY) -m crftag pretrain --resume $$lm || exit 1; \
-	elif [ ! -f $$lm/char_lm.pt ]; then $(PY) -m crftag pretrain $$dir/text10.txt \
-		-o $$lm --hidden 128 --time $(LM_MINUTES) --seed 1 || exit 1; fi; \
+	$(call pretrain_lm,$$dir/text10.txt,$$lm); \
 	$(PY) benchmarks/your_data.py conll03 --data $(CONLL) --char-lm $$lm \
 		--vectors $$dir/vectors.bin
 

@@ -222,13 +222,16 @@ def file_names(value):
 
 def config_differences(expected: dict, trained: dict) -> list[str]:
     """The ``section.key`` names whose values differ between two configs, each completed with
-    crftag's defaults; file paths are compared by the file's name only."""
+    crftag's defaults; file paths are compared by the file's name only, and a ``word_dim``
+    ``expected`` leaves to the vector files is whatever the trained run read from them."""
     completed = [Config.from_dict(config).to_dict() for config in (expected, trained)]
     for config in completed:
         for section, keys in PATH_KEYS.items():
             for key in keys:
                 config[section][key] = file_names(config[section][key])
     ours, theirs = completed
+    if ours["model"]["word_dim"] is None:  # left to the files: the run stores what it read
+        ours["model"]["word_dim"] = theirs["model"]["word_dim"]
     return [
         f"{section}.{key}"
         for section, values in ours.items()

@@ -119,6 +119,15 @@ def test_configs_compare_by_setting_with_paths_by_file_name(your_data, corpus, t
     assert your_data.config_differences(config, scratch) == ["model.lexicons"]
 
 
+def test_a_word_dim_left_to_the_files_matches_the_size_the_run_read(your_data, corpus):
+    config = your_data.row_configs("bc5cdr", str(corpus), vectors="bio.bin")["vectors"]
+    trained = dict(config, model=dict(config["model"], word_dim=150))  # as model.pt stores it
+    assert your_data.config_differences(config, trained) == []
+    scratch = your_data.row_configs("bc5cdr", str(corpus))["scratch"]
+    differing = your_data.config_differences(scratch, dict(scratch, model=trained["model"]))
+    assert sorted(differing) == ["model.embeddings", "model.word_dim"]
+
+
 def _finished_run(folder, config: dict, lexicons: dict) -> str:
     """A run directory as `crftag train` leaves it, but for the weights: the checkpoint's config
     and dictionaries, and metrics.json with two epochs."""

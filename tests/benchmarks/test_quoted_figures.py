@@ -163,6 +163,17 @@ def _dictionaries_row(your_data: dict) -> str:
     )
 
 
+def _recorded_row(your_data: dict, corpus: str, name: str) -> str:
+    """docs/results.md's table row of a recorded run, from test F1 to the command."""
+    row = your_data[corpus]["rows"][name]
+    types = ", ".join(f"{label} {f1:.2f}" for label, f1 in row["test_f1_by_type"].items())
+    test = f"{row['test_f1']:.2f} (P {row['test_precision']:.2f}, R {row['test_recall']:.2f}; "
+    return (
+        f"| {test}{types}) | {row['dev_f1']:.2f} | {row['minutes']:.1f} (epochs only) "
+        f"| `{row['command']}` |"
+    )
+
+
 def _dictionaries_prose(your_data: dict) -> str:
     row = your_data["bc5cdr"]["rows"]["dictionaries"]
     return f"test F1 {_dictionaries_test(your_data)}, dev {row['dev_f1']:.2f}"
@@ -219,6 +230,9 @@ QUOTATIONS = [
     ("docs/results.md", "contention", _contention_reference),
     ("docs/results.md", "your_data", _dictionaries_row),
     ("docs/your-data.md", "your_data", _dictionaries_prose),
+    ("docs/results.md", "your_data", lambda results: _recorded_row(results, "conll03", "scratch")),
+    ("docs/results.md", "your_data", lambda results: _recorded_row(results, "conll03", "vectors")),
+    ("docs/results.md", "your_data", lambda results: _recorded_row(results, "conll03", "char_lm")),
 ]
 
 

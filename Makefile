@@ -165,8 +165,9 @@ bench-active: install
 # Your own data (docs/your-data.md): the CoNLL-2003 recipe, init_from en-ner with and without
 # label_map, crftag tune (TUNE_MINUTES), on BC5CDR AutoNER's dictionaries as model.lexicons, and
 # character language models pretrained for LM_MINUTES on 10 MB of each corpus's domain text
-# (benchmarks/char_lm_text.py), on the Broad Twitter Corpus and BC5CDR, fetched with the
-# dictionaries and the text from their public repositories into CORPORA; hours on 2 cores,
+# (benchmarks/char_lm_text.py) and fastText vectors of all of it, on the Broad Twitter Corpus
+# and BC5CDR, fetched with the dictionaries and the text from their public repositories into
+# CORPORA; then the same resources on CoNLL-2003 (bench-your-data-conll03); hours on 2 cores,
 # resumable. Writes benchmarks/results/your_data.json.
 CORPORA ?= runs/corpora
 # Character language models of TEXT ($(1)) into LM ($(2)), the rows' sizes; an interrupted

@@ -170,50 +170,40 @@ bench-active: install
 # CORPORA; then the same resources on CoNLL-2003 (bench-your-data-conll03); hours on 2 cores,
 # resumable. Writes benchmarks/results/your_data.json.
 CORPORA ?= runs/corpora
-# Character language models of TEXT ($(1)) into LM ($(2)), the rows' sizes; an interrupted
-# pretraining is resumed, a finished one kept.
-pretrain_lm = if [ -f $(2)/resume.pt ]; then $(PY) -m crftag pretrain --resume $(2) || exit 1; \
-	elif [ ! -f $(2)/char_lm.pt ]; then $(PY) -m crftag pretrain $(1) -o $(2) --hidden 128 \
-		--time $(LM_MINUTES) --seed 1 || exit 1; fi
 TUNE_MINUTES ?= 60
 LM_MINUTES ?= 50
-bench-your-data: install
-	$(PY) benchmarks/your_data_corpora.py $(CORPORA)
+CONLL ?= ../shared/data/conll2003
+# Corpus $(1)'s resources in $(CORPORA)/$(1): its domain text, 10 MB and all, less its dev and
+# test files $(2); fastText vectors of all of it; character language models of the 10 MB (an
+# interrupted pretraining resumed, a finished one kept).
+domain_resources = dir=$(CORPORA)/$(1); mkdir -p $$dir; \
 	for size in 10 all; do \
 		mb=$$( [ $$size = all ] || echo "--megabytes $$size" ); \
-		$(PY) benchmarks/char_lm_text.py btc -o $(CORPORA)/btc/text$$size.txt $$mb \
-			--remove $(CORPORA)/btc/dev.conll $(CORPORA)/btc/test.conll \
-			--clone $(CORPORA)/clones/btc-text || exit 1; \
-		$(PY) benchmarks/char_lm_text.py bc5cdr -o $(CORPORA)/bc5cdr/text$$size.txt $$mb \
-			--remove $(CORPORA)/bc5cdr/devel.tsv $(CORPORA)/bc5cdr/test.tsv \
-			--clone $(CORPORA)/clones/bc5cdr-text || exit 1; \
-	done
+		$(PY) benchmarks/char_lm_text.py $(1) -o $$dir/text$$size.txt $$mb --remove $(2) \
+			--clone $(CORPORA)/clones/$(1)-text || exit 1; \
+	done; \
+	[ -f $$dir/vectors.bin ] || $(PY) benchmarks/domain_vectors.py $$dir/textall.txt \
+		-o $$dir/vectors.bin || exit 1; \
+	if [ -f $$dir/lm/resume.pt ]; then $(PY) -m crftag pretrain --resume $$dir/lm || exit 1; \
+	elif [ ! -f $$dir/lm/char_lm.pt ]; then $(PY) -m crftag pretrain $$dir/text10.txt \
+		-o $$dir/lm --hidden 128 --time $(LM_MINUTES) --seed 1 || exit 1; fi
+bench-your-data: install
+	$(PY) benchmarks/your_data_corpora.py $(CORPORA)
+	$(call domain_resources,btc,$(CORPORA)/btc/dev.conll $(CORPORA)/btc/test.conll)
+	$(call domain_resources,bc5cdr,$(CORPORA)/bc5cdr/devel.tsv $(CORPORA)/bc5cdr/test.tsv)
 	for corpus in btc bc5cdr; do \
-		dir=$(CORPORA)/$$corpus; lm=$$dir/lm; \
-		[ -f $$dir/vectors.bin ] || $(PY) benchmarks/domain_vectors.py $$dir/textall.txt \
-			-o $$dir/vectors.bin || exit 1; \
-		$(call pretrain_lm,$$dir/text10.txt,$$lm); \
-		$(PY) benchmarks/your_data.py $$corpus --data $$dir --char-lm $$lm \
+		dir=$(CORPORA)/$$corpus; \
+		$(PY) benchmarks/your_data.py $$corpus --data $$dir --char-lm $$dir/lm \
 			--vectors $$dir/vectors.bin --tune-minutes $(TUNE_MINUTES) || exit 1; \
 	done
 	$(MAKE) bench-your-data-conll03
 
 # CoNLL-2003 itself, "no worse": the recipe beside news vectors and news char LMs from
 # Reuters-21578 (benchmarks/char_lm_text.py conll03), dev and test lines removed.
-CONLL ?= ../shared/data/conll2003
 bench-your-data-conll03: install
-	dir=$(CORPORA)/conll03; lm=$$dir/lm; mkdir -p $$dir; \
-	for size in 10 all; do \
-		mb=$$( [ $$size = all ] || echo "--megabytes $$size" ); \
-		$(PY) benchmarks/char_lm_text.py conll03 -o $$dir/text$$size.txt $$mb \
-			--remove $(CONLL)/eng.testa $(CONLL)/eng.testb \
-			--clone $(CORPORA)/clones/conll03-text || exit 1; \
-	done; \
-	[ -f $$dir/vectors.bin ] || $(PY) benchmarks/domain_vectors.py $$dir/textall.txt \
-		-o $$dir/vectors.bin || exit 1; \
-	$(call pretrain_lm,$$dir/text10.txt,$$lm); \
-	$(PY) benchmarks/your_data.py conll03 --data $(CONLL) --char-lm $$lm \
-		--vectors $$dir/vectors.bin
+	$(call domain_resources,conll03,$(CONLL)/eng.testa $(CONLL)/eng.testb)
+	$(PY) benchmarks/your_data.py conll03 --data $(CONLL) --char-lm $(CORPORA)/conll03/lm \
+		--vectors $(CORPORA)/conll03/vectors.bin
 
 # Text as people type it (docs/robustness.md): en-ner on eng.testb and en-pos on EWT test, as
 # published and lower-, upper-, title-cased and with typos, against the targets; then the

@@ -6,7 +6,8 @@ CoNLL-2003 `eng.testb` (IOB1) goes to span JSONL and back to IOB2 CoNLL, and is 
 byte with its direct IOB2 conversion; JSONL -> brat -> JSONL must give the same records. UD
 English-EWT test goes to JSONL (its UPOS as per-token tags) and back to CoNLL-U and is compared
 with its direct conversion. Each conversion runs through the `crftag convert` command, as users
-run it. Prints JSON to stdout and writes benchmarks/results/convert_roundtrip.json.
+run it. Prints JSON to stdout and writes runs/bench/convert_roundtrip.json (with --record,
+benchmarks/results/convert_roundtrip.json: benchmarks/output.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DATA = os.path.join(ROOT, "..", "shared", "data")
 CRFTAG = [sys.executable, "-m", "crftag"]
+sys.path.insert(0, HERE)
+
+import output  # noqa: E402
 
 
 def convert(*args: str) -> float:
@@ -73,6 +77,7 @@ def main() -> None:
     parser.add_argument(
         "--conllu", default=os.path.join(DATA, "ud_english_ewt", "en_ewt-ud-test.conllu")
     )
+    output.add_record_option(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         results = [
@@ -83,8 +88,7 @@ def main() -> None:
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
     ).stdout.strip()
     report = {"date": datetime.date.today().isoformat(), "commit": commit, "results": results}
-    os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
-    with open(os.path.join(HERE, "results", "convert_roundtrip.json"), "w") as stream:
+    with open(output.result_path("convert_roundtrip.json", args.record), "w") as stream:
         json.dump(report, stream, indent=2)
         stream.write("\n")
     print(json.dumps(report, indent=2))

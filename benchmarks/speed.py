@@ -1,6 +1,8 @@
 """Speed and memory of crftag, each figure beside a reference measured in the same run.
 
-    python benchmarks/speed.py [--model RUN_DIR] [--quick] [--json benchmarks/results/speed.json]
+    python benchmarks/speed.py [--model RUN_DIR] [--quick] [--record] [--json PATH]
+
+Writes runs/bench/speed.json; --record replaces benchmarks/results/speed.json (output.py).
 
 1. CRF kernels against pytorch-crf (benchmarks/crf_kernels.py).
 2. Training step of configs/conll03.yaml's network (or --model's): tokens/s of whole steps
@@ -38,6 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
+import output  # noqa: E402
 import predict_speed  # noqa: E402
 import runtime_speed  # noqa: E402
 import web_text  # noqa: E402
@@ -362,8 +365,10 @@ def main():
     parser.add_argument("--model", help="a trained run directory or model.pt")
     parser.add_argument("--quick", action="store_true", help="fewer repeats, a smaller input")
     parser.add_argument("--large-mb", type=int, default=20)
-    parser.add_argument("--json", default=os.path.join(HERE, "results", "speed.json"))
+    parser.add_argument("--json", help="write here instead (default: see --record)")
+    output.add_record_option(parser)
     args = parser.parse_args()
+    args.json = args.json or output.result_path("speed.json", args.record)
     torch.set_num_threads(2)
     report = {
         "machine": {

@@ -4,11 +4,13 @@ arbitrary bodies the server agrees with an independent JSON Schema validator rea
 served document."""
 
 import json
+import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from crftag.data.labels import label_problem
 from crftag.serve.openapi import openapi_document
 from crftag.serve.requests import RequestError, parse_request
 from crftag.serve.schema import INPUT_FIELDS, REQUEST_SCHEMA
@@ -125,5 +127,26 @@ BODIES = st.dictionaries(
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(BODIES)
+@example({"tokens": [["x\n"]]})  # Python's "$" matches before a final line break
 def test_the_server_accepts_exactly_what_the_document_allows(body):
     assert accepts(body) == VALIDATOR.is_valid(body), body
+
+
+@pytest.mark.parametrize(
+    "token", ["x\n", "x\r\n", "\nx", "x\ty", "x\x85", "x\u2028", "x\x01", "x\x7f"]
+)
+def test_a_token_with_white_space_or_a_control_character_is_refused_by_both(token):
+    body = {"tokens": [[token]]}
+    assert not VALIDATOR.is_valid(body)
+    with pytest.raises(RequestError) as caught:
+        parse_request(json.dumps(body).encode())
+    assert caught.value.message.startswith("tokens[0][0]: expected a non-empty token without")
+
+
+def test_a_token_holds_exactly_what_a_column_field_holds():
+    """The token pattern refuses exactly the characters a CoNLL column refuses in a label (white
+    space and control characters), every code point tried alone and after a letter."""
+    pattern = re.compile(SCHEMA["properties"]["tokens"]["items"]["items"]["pattern"])
+    for code in range(0x110000):
+        for token in (chr(code), "a" + chr(code)):
+            assert (pattern.search(token) is not None) == (label_problem(token) is None), hex(code)

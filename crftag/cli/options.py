@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 from typing import Annotated
 
@@ -22,6 +23,7 @@ __all__ = [
     "OnError",
     "OutputFormat",
     "Probabilities",
+    "finite",
 ]
 
 ModelOption = Annotated[
@@ -33,6 +35,14 @@ ModelOption = Annotated[
         f"{', '.join(BUNDLED_MODELS)} (default {DEFAULT_MODEL}).",
     ),
 ]
+
+
+def finite(value: float | None) -> float | None:
+    """The callback of every float option: NaN and the infinities pass any ``min``/``max``
+    range (NaN compares false both ways), so they are refused here."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"expected a finite number, got {value}")
+    return value
 
 
 class DeviceChoice(str, Enum):

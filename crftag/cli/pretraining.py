@@ -1,23 +1,30 @@
 """``crftag pretrain``: unlabelled text in, a directory of character language models out, for
-``model.char_lm`` (docs/your-data.md), or of a truecaser, for ``model.truecaser``
-(docs/robustness.md)."""
+``model.char_lm`` (docs/your-data.md)."""
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Annotated
 
 import typer
 
-from crftag.cli.options import DeviceChoice
+from crftag.cli.options import DeviceChoice, finite
 from crftag.errors import CrftagError
 
 __all__ = ["pretrain"]
 
 
-class Objective(str, Enum):  # crftag.training.pretrain_objectives.OBJECTIVES, kept light to import
-    char_lm = "char_lm"
-    truecase = "truecase"
+_OBJECTIVES = ("char_lm",)  # crftag.training.pretrain_objectives.OBJECTIVES, kept light to import
+
+
+def _objective(value: str) -> str:
+    """``--objective``'s value; a removed one is refused with why."""
+    from crftag.config.removed import REMOVED_OBJECTIVES
+
+    if value in REMOVED_OBJECTIVES:
+        raise CrftagError(f"--objective {value}: {REMOVED_OBJECTIVES[value]}")
+    if value not in _OBJECTIVES:
+        raise typer.BadParameter(f"expected one of {', '.join(_OBJECTIVES)}, got {value!r}")
+    return value
 
 
 def pretrain(
@@ -38,13 +45,13 @@ def pretrain(
         ),
     ] = None,
     objective: Annotated[
-        Objective,
+        str,
         typer.Option(
             "--objective",
-            help="char_lm: character language models (model.char_lm); truecase: a truecaser "
-            "(model.truecaser).",
+            callback=_objective,
+            help="char_lm: character language models (model.char_lm).",
         ),
-    ] = Objective.char_lm,
+    ] = "char_lm",
     hidden: Annotated[int, typer.Option("--hidden", min=1, help="LSTM units of each model.")] = 256,
     char_dim: Annotated[
         int, typer.Option("--char-dim", min=1, help="Size of the character embedding.")
@@ -57,17 +64,21 @@ def pretrain(
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 1,
     minutes: Annotated[
         float | None,
-        typer.Option("--time", min=0, help="Stop after this many minutes.", show_default=False),
+        typer.Option(
+            "--time",
+            min=0,
+            callback=finite,
+            help="Stop after this many minutes.",
+            show_default=False,
+        ),
     ] = None,
     device: Annotated[DeviceChoice, typer.Option(help="Where to train.")] = DeviceChoice.auto,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
-    """Train a forward and a backward character language model, or a truecaser, on unlabelled text.
+    """Train a forward and a backward character language model on unlabelled text.
 
     Writes OUTPUT/char_lm.pt, for model.char_lm in a config, and OUTPUT/perplexity.json, the
-    perplexity of each model on the last lines of the text, held out; with --objective truecase,
-    OUTPUT/truecaser.pt, for model.truecaser, and OUTPUT/scores.json, its character accuracy
-    and upper-case F1 on those lines. Ctrl-C stops at the next
+    perplexity of each model on the last lines of the text, held out. Ctrl-C stops at the next
     batch and keeps the state: crftag pretrain --resume OUTPUT continues to the same models an
     uninterrupted run gives.
     """
@@ -94,7 +105,7 @@ def pretrain(
                 batch_size=batch_size,
                 epochs=epochs,
                 seed=seed,
-                objective=objective.value,
+                objective=objective,
             )
             result = run_pretraining(texts, output, settings, show_progress=not quiet, **common)
     typer.echo(_summary(result, resume or output), err=True)
@@ -102,15 +113,9 @@ def pretrain(
 
 def _summary(result, where: str) -> str:
     """The held-out score of what ``crftag pretrain`` wrote, and the config key that reads it."""
-    if hasattr(result, "perplexity"):
-        perplexity = result.perplexity
-        return (
-            f"held-out perplexity: forward {perplexity['forward']:.3f}, backward "
-            f"{perplexity['backward']:.3f} ({perplexity['characters']} characters); "
-            f"model.char_lm: {where}"
-        )
-    scores = result.scores
+    perplexity = result.perplexity
     return (
-        f"held-out truecasing: character accuracy {scores['accuracy']:.2f}%, upper-case F1 "
-        f"{scores['upper_f1']:.2f} ({scores['characters']} characters); model.truecaser: {where}"
+        f"held-out perplexity: forward {perplexity['forward']:.3f}, backward "
+        f"{perplexity['backward']:.3f} ({perplexity['characters']} characters); "
+        f"model.char_lm: {where}"
     )

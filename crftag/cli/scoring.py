@@ -9,7 +9,7 @@ from typing import Annotated, TextIO
 
 import typer
 
-from crftag.cli.options import DataFormat, DeviceChoice, Misaligned, ModelOption
+from crftag.cli.options import DataFormat, DeviceChoice, Misaligned, ModelOption, finite
 from crftag.cli.outputs import refuse_input_as_output
 from crftag.errors import CrftagError
 from crftag.modelfiles.registry import DEFAULT_MODEL
@@ -90,13 +90,14 @@ def evaluate(
         typer.Option(
             min=0.0,
             max=1.0,
+            callback=finite,
             help="With --perturb typos: the share of the words of 4 letters or more given one "
             "edit. [default: 0.2]",
         ),
     ] = None,
 ) -> None:
     """Score a model on labelled files: entity P/R/F1 (seqeval) and token accuracy."""
-    from crftag.inference.loading import load_tagger
+    from crftag.inference import loading
     from crftag.scoring.files import scored_files
 
     if plot is not None and not with_calibration:
@@ -109,7 +110,7 @@ def evaluate(
         )
     refuse_input_as_output([errors, plot], [*files, model])
     perturbation = _perturbations(perturb, seed, typo_rate)
-    tagger = load_tagger(model, device.value)
+    tagger = loading.load(model, device.value)
     spans = tagger.tags_are_spans
     if plot is not None and not spans:
         raise CrftagError(f"--plot: {model} tags no spans, so it has no span confidence to draw")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from crftag.cli.options import DeviceChoice
+from crftag.cli.options import DeviceChoice, finite
 from crftag.errors import CrftagError
 from crftag.modelfiles.registry import DEFAULT_MODEL
 
@@ -33,8 +33,9 @@ def serve(
     max_wait_ms: Annotated[
         float,
         typer.Option(
+            callback=finite,
             help="How long a request waits for others when the tagger is idle (0: not at all; "
-            "requests that arrive while it works are batched together anyway)."
+            "requests that arrive while it works are batched together anyway).",
         ),
     ] = 0.0,
     max_body_bytes: Annotated[int, typer.Option(help="The largest request body.")] = 1 << 20,
@@ -55,7 +56,7 @@ def serve(
     from crftag.serve.server import serve as run_server
 
     _check_ranges(port, workers, max_batch_tokens, max_wait_ms, max_body_bytes)
-    specs = model_specs(models or [DEFAULT_MODEL], device.value)
+    specs = model_specs(models or [DEFAULT_MODEL])
     run_server(
         ServeSettings(
             specs=specs,

@@ -17,6 +17,7 @@ from crftag.cli.options import (
     OnError,
     OutputFormat,
     Probabilities,
+    finite,
 )
 from crftag.errors import CrftagError
 
@@ -58,7 +59,12 @@ def predict(
     ] = 1,
     min_confidence: Annotated[
         float,
-        typer.Option(min=0.0, max=1.0, help="Drop spans less likely than this (tokens become O)."),
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            callback=finite,
+            help="Drop spans less likely than this (tokens become O).",
+        ),
     ] = 0.0,
     token_offsets: Annotated[
         bool,

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from crftag.cli.options import DeviceChoice
+from crftag.cli.options import DeviceChoice, finite
 from crftag.cli.outputs import refuse_input_as_output
 from crftag.errors import CrftagError
 
@@ -25,7 +25,13 @@ def tune(
     ] = 20,
     minutes: Annotated[
         float | None,
-        typer.Option("--time", min=0, help="Stop after this many minutes.", show_default=False),
+        typer.Option(
+            "--time",
+            min=0,
+            callback=finite,
+            help="Stop after this many minutes.",
+            show_default=False,
+        ),
     ] = None,
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Trials at once.")] = 1,
     overrides: Annotated[

@@ -10,10 +10,15 @@ file to the score the model is chosen on.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["AugmentConfig"]
+__all__ = ["CHANCE_TOLERANCE", "AugmentConfig"]
+
+# How far past 1 the case chances may add up: chances written in decimal that add up to 1 can
+# sum to a little more in binary (0.56 + 0.34 + 0.1 is 1.0000000000000002 added in turn).
+CHANCE_TOLERANCE = 1e-9
 
 
 def _chance(default: float, doc: str) -> Any:
@@ -56,6 +61,12 @@ class AugmentConfig:
             "given."
         },
     )
+
+    @property
+    def case_chance(self) -> float:
+        """The chance of a case change, ``lower + upper + title``, summed without rounding in
+        between (:func:`math.fsum`)."""
+        return math.fsum((self.lower, self.upper, self.title))
 
     @property
     def active(self) -> bool:

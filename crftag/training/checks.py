@@ -8,6 +8,7 @@ import os
 
 import torch
 
+from crftag.config.augment import CHANCE_TOLERANCE
 from crftag.config.sections import Config
 from crftag.data.annotations import brat_names
 from crftag.data.paths import is_regular_file, not_regular
@@ -218,17 +219,11 @@ def check_model_settings(config: Config) -> None:
         # Settings that work on the BiLSTM's inputs and states, which the features encoder does
         # not have.
         names = ("document_context", "hidden_layer", "locked_dropout", "lexicons", "char_lm")
-        names += ("truecaser",)
         for name in names:
             if getattr(config.model, name):
                 raise CrftagError(
                     f"model.{name} needs the BiLSTM encoder: remove it or set model.encoder: bilstm"
                 )
-    if config.model.truecaser is not None and config.model.char_encoder == "none":
-        raise CrftagError(
-            "model.truecaser feeds the character encoder: set model.char_encoder: cnn or lstm, "
-            "or remove model.truecaser"
-        )
     if config.model.embeddings is not None:
         if config.model.encoder == "features":
             raise CrftagError(
@@ -281,11 +276,10 @@ def check_schedule(config: Config) -> None:
 def check_augment(config: Config) -> None:
     """The ``augment`` section: one case change a sentence at most, known perturbations."""
     augment = config.augment
-    case_chances = augment.lower + augment.upper + augment.title
-    if case_chances > 1:
+    if augment.case_chance > 1 + CHANCE_TOLERANCE:
         raise CrftagError(
             "augment.lower + augment.upper + augment.title: a sentence gets one case change at "
-            f"most, so the chances add up to at most 1, got {case_chances:g}"
+            f"most, so the chances add up to at most 1, got {augment.case_chance:g}"
         )
     unknown = [name for name in augment.dev or () if name not in PERTURBATIONS]
     if unknown:

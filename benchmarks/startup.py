@@ -1,0 +1,162 @@
+"""One sentence in a blink: `echo 'EU rejects German call' | crftag predict` (the bundled en-ner,
+on the NumPy runtime) against a bare Typer app's `--help`, the least a Typer command line costs.
+
+    python benchmarks/startup.py [--runs 20] [--warmup 2] [--profile]
+
+The two commands run alternately, A B then B A, so a slow spell of a shared machine falls on
+both; each run is a whole process, timed by its wall clock and by the CPU time the kernel
+accounts to it (user + system, from wait4). Printed: each command's median, and the median of
+the per-pair ratios (target: at most 1.2x, wall). The bare app is written for the run: one
+command with one option, as Typer's tutorial starts. Bytecode is cached as users have it: the
+warm-up runs write it where PYTHONDONTWRITEBYTECODE would stop them. The load average before
+and after the run is printed with the figures, since a busy machine stretches both sides.
+--profile prints where crftag predict's own process spends its time instead: the slowest
+imports (python -X importtime) and a cProfile of the run, both to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+SENTENCE = b"EU rejects German call\n"
+TARGET_RATIO = 1.2
+BARE_APP = '''import typer
+
+app = typer.Typer()
+
+
+@app.command()
+def main(name: str = "world") -> None:
+    """Say hello to NAME."""
+    typer.echo(f"Hello {name}")
+
+
+if __name__ == "__main__":
+    app()
+'''
+
+
+def crftag_predict() -> list[str]:
+    """`crftag predict` through the script installed beside this Python, as a user runs it
+    (else `python -m crftag predict`)."""
+    script = os.path.join(os.path.dirname(sys.executable), "crftag")
+    found = [script] if os.path.isfile(script) else [sys.executable, "-m", "crftag"]
+    return [*found, "predict"]
+
+
+def timed_run(command: list[str], stdin: bytes, environment: dict) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one whole process, its output discarded; a failure stops
+    the benchmark with the command's own message. The CPU time is what the children reaped
+    during the run were accounted, so nothing else may run children meanwhile."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    finished = subprocess.run(
+        command, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environment
+    )
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if finished.returncode:
+        sys.exit(f"{' '.join(command)} failed: {finished.stderr.decode(errors='replace').strip()}")
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu
+
+
+def run_pairs(crftag: list[str], bare: list[str], runs: int, warmup: int) -> dict:
+    """Each command's wall and CPU seconds over ``runs`` alternating pairs, after ``warmup``."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    for _ in range(warmup):
+        timed_run(crftag, SENTENCE, environment)
+        timed_run(bare, b"", environment)
+    pairs = []
+    for index in range(runs):
+        if index % 2:
+            bare_times = timed_run(bare, b"", environment)
+            crftag_times = timed_run(crftag, SENTENCE, environment)
+        else:
+            crftag_times = timed_run(crftag, SENTENCE, environment)
+            bare_times = timed_run(bare, b"", environment)
+        pairs.append((crftag_times, bare_times))
+    return {
+        measure: {
+            "crftag_s": statistics.median(pair[0][column] for pair in pairs),
+            "bare_typer_s": statistics.median(pair[1][column] for pair in pairs),
+            "ratio": statistics.median(pair[0][column] / pair[1][column] for pair in pairs),
+        }
+        for column, measure in enumerate(("wall", "cpu"))
+    }
+
+
+def profile(crftag: list[str], lines: int) -> None:
+    """The slowest imports of one `crftag predict` and a cProfile of another, to stdout."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    python = [sys.executable, "-m", "crftag", "predict"]
+    timed_run(crftag, SENTENCE, environment)  # bytecode written
+    imports = subprocess.run(
+        [sys.executable, "-X", "importtime", *python[1:]],
+        input=SENTENCE,
+        capture_output=True,
+        env=environment,
+        check=True,
+    )
+    rows = []
+    for line in imports.stderr.decode().splitlines():
+        fields = line.removeprefix("import time:").split("|")
+        if len(fields) == 3 and fields[0].strip().isdigit():
+            rows.append((int(fields[0]), int(fields[1]), fields[2].strip()))
+    print(f"imports: {sum(row[0] for row in rows) / 1000:.1f} ms in all; the slowest by own time:")
+    for own, cumulative, name in sorted(rows, reverse=True)[:lines]:
+        print(f"  {own / 1000:6.1f} ms own {cumulative / 1000:7.1f} ms with children  {name}")
+    with tempfile.TemporaryDirectory() as folder:
+        stats = os.path.join(folder, "predict.prof")
+        subprocess.run(
+            [sys.executable, "-m", "cProfile", "-o", stats, *python[1:]],
+            input=SENTENCE,
+            capture_output=True,
+            env=environment,
+            check=True,
+        )
+        import pstats
+
+        pstats.Stats(stats, stream=sys.stdout).sort_stats("cumulative").print_stats(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20, help="alternating pairs timed")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed pairs first")
+    parser.add_argument("--profile", action="store_true", help="imports and cProfile instead")
+    args = parser.parse_args()
+    crftag = crftag_predict()
+    if args.profile:
+        profile(crftag, 40)
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        app = os.path.join(folder, "bare_typer.py")
+        with open(app, "w", encoding="utf-8") as handle:
+            handle.write(BARE_APP)
+        load_before = os.getloadavg()[0]
+        figures = run_pairs(crftag, [sys.executable, app, "--help"], args.runs, args.warmup)
+        load_after = os.getloadavg()[0]
+    print(
+        f"{args.runs} alternating pairs; load average {load_before:.2f} before, "
+        f"{load_after:.2f} after"
+    )
+    print("           crftag predict   bare Typer --help   ratio (median of pairs)")
+    for measure, row in figures.items():
+        print(
+            f"{measure + ' s':10s} {row['crftag_s']:14.3f}   {row['bare_typer_s']:17.3f}   "
+            f"{row['ratio']:.2f}x"
+        )
+    verdict = "met" if figures["wall"]["ratio"] <= TARGET_RATIO else "not met"
+    print(f"target: wall ratio <= {TARGET_RATIO}x: {verdict}")
+
+
+if __name__ == "__main__":
+    main()

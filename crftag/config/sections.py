@@ -19,6 +19,7 @@ from typing import Any
 
 from crftag.config.augment import AugmentConfig
 from crftag.config.loading import SHOWN_CHARS, apply_override, build, read_yaml_file, relative_to
+from crftag.config.removed import drop_removed_defaults, removed_key_errors
 from crftag.config.tune import TuneConfig
 from crftag.data.align import MISALIGNED_POLICIES
 from crftag.data.conll import ColumnSpec, Sentence, detect_format
@@ -236,8 +237,6 @@ class ModelConfig:
     lexicons: dict[str, str] | None = _key(None, "`{TYPE: file}` dictionaries (docs/your-data.md).")
     char_lm: str | None = _key(None, "A `crftag pretrain` directory (docs/your-data.md).")
     char_lm_finetune: bool = _key(False, "Train `char_lm`'s models too (default: kept as is).")
-    truecaser: str | None = _key(None, "A `crftag pretrain --objective truecase` directory.")
-    truecaser_finetune: bool = _key(False, "Train `truecaser` too (default: kept as is).")
 
 
 @dataclass(frozen=True)
@@ -301,6 +300,12 @@ class TrainConfig:
         maximum=MAX_EPOCHS,
     )
     amp: bool = _key(False, "bfloat16 autocast for the encoder (GPUs); the CRF stays float32.")
+    sort_documents: bool = _key(
+        False,
+        "With `model.document_context`: pack documents into batches in the order of their "
+        "longest sentence, the batches then shuffled, so a batch of many sentences pads less "
+        "(docs/gpu.md); false packs them in a random order.",
+    )
     fast_encoder: bool = _key(
         True,
         "On a CPU, train the BiLSTMs through a hand-written backward pass and the character "
@@ -342,11 +347,15 @@ class Config:
     @classmethod
     def from_dict(cls, raw: dict, source: str = "<config>") -> Config:
         """Build and validate a config from a plain dict (paths taken as they are); raises
-        CrftagError naming every mistake, one a line."""
-        return build(cls, raw, source)
+        CrftagError naming every mistake, one a line. A model file's config may still name a
+        removed key left off (:func:`crftag.config.removed.drop_removed_defaults`)."""
+        errors: list[str] = []
+        if isinstance(raw, dict):
+            raw, errors = drop_removed_defaults(raw, source)
+        return build(cls, raw, source, errors)
 
 
-_MODEL_PATHS = ("embeddings", "lexicons", "char_lm", "truecaser")
+_MODEL_PATHS = ("embeddings", "lexicons", "char_lm")
 _PATH_KEYS = {"data": ("train", "dev", "test"), "model": _MODEL_PATHS}
 _PATH_KEYS["train"] = ("init_from", "rehearsal")  # a bundled model's name: see init_from.py
 
@@ -395,4 +404,6 @@ def read_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Confi
         problem = apply_override(raw, override)
         if problem is not None:
             errors.append(f"--set {override[:SHOWN_CHARS]}: {problem}")
+    raw, removed = removed_key_errors(raw, path)
+    errors.extend(removed)
     return ConfigSource(path, raw, tuple(errors))

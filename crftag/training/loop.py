@@ -111,7 +111,11 @@ def _run_epoch(
     run.batch_order.setstate(state.batch_order_state)
     whole_documents = run.config.model.document_context
     order = epoch_batches(
-        run.training, settings.batch_size, run.batch_order, whole_documents=whole_documents
+        run.training,
+        settings.batch_size,
+        run.batch_order,
+        whole_documents=whole_documents,
+        sort_documents=settings.sort_documents,
     )
     batches = group.shard(order)
     changed = epoch_changes(run.training, run.config, state.epoch)

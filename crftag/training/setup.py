@@ -212,6 +212,7 @@ def _restore(run: Run, resume: dict) -> None:
         run.config.train.batch_size,
         order,
         whole_documents=run.config.model.document_context,
+        sort_documents=run.config.train.sort_documents,
     )
     path = os.path.join(run.output_dir or "", RESUME_FILE)
     check_resume_fits(resume, run.model, run.optimizer, len(run.group.shard(batches)), path)

@@ -66,12 +66,19 @@ def _step_threads(device: torch.device) -> Iterator[None]:
 
 
 def epoch_batches(
-    training: TrainingSet, batch_size: int, rng: random.Random, *, whole_documents: bool
+    training: TrainingSet,
+    batch_size: int,
+    rng: random.Random,
+    *,
+    whole_documents: bool,
+    sort_documents: bool = False,
 ) -> list[list[int]]:
     """One epoch's batches as lists of sentence indices, in a fresh random order: sentences of
-    similar length together, or whole documents (for a model with document context)."""
+    similar length together, or whole documents (for a model with document context), those of
+    similar longest sentence together with ``sort_documents`` (``train.sort_documents``)."""
     if whole_documents:
-        return document_batches(training.documents, batch_size, rng)
+        lengths = training.lengths if sort_documents else None
+        return document_batches(training.documents, batch_size, rng, lengths)
     return bucketed_batches(training.lengths, batch_size, rng)
 
 

@@ -1,0 +1,272 @@
+"""Word representations from a pretrained transformer encoder (``model.transformer``), as
+flair's ``TransformerWordEmbeddings`` and AllenNLP's ``pretrained_transformer_mismatched``
+embedder give them: each word's subwords' states, pooled, from one layer or a learned scalar mix
+of the last N layers (Peters et al. 2018).
+
+Sentences longer than the encoder's window are read as overlapping windows
+(:func:`crftag.data.subwords.window_starts`), so no word is cut off or read without context.
+Frozen (``model.transformer_finetune: false``), the encoder runs without gradients in evaluation
+mode, and the layer states of sentences seen before are taken from an in-memory cache keyed by
+the sentence's tokens: training fills it once for its sentences (:meth:`TransformerWords.extract`,
+with a progress bar), and the dev sentences join it the first time they are scored.
+
+Nothing here reaches the network: every Hugging Face call passes ``local_files_only=True``.
+Shapes: B sentences, T words, S subwords, N mixed layers, D the encoder's hidden size.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+from tqdm import tqdm
+
+from crftag.data.subwords import EncoderFiles, assign_windows, subwords_of, window_starts
+from crftag.errors import CrftagError
+
+__all__ = [
+    "POOLINGS",
+    "ScalarMix",
+    "TransformerWords",
+    "import_transformers",
+    "load_pretrained",
+]
+
+POOLINGS = ("first", "mean")  # how a word's subwords' states become the word's
+_EXTRACTION_BATCH = 32  # sentences an extraction call reads at once
+_MAX_WINDOWS = 64  # windows one encoder call reads, to bound its memory
+
+
+def import_transformers(key: str = "model.transformer"):
+    """The ``transformers`` module, or a one-line error saying how to install it."""
+    try:
+        import transformers
+    except ImportError:
+        raise CrftagError(
+            f"{key} needs the transformers package: pip install 'crftag[transformers]'"
+        ) from None
+    transformers.logging.set_verbosity_error()  # its notes on unused weights are not ours
+    return transformers
+
+
+def _model_folder(name: str, key: str) -> str:
+    """The folder of ``name``: itself if it is one, else its snapshot in the local Hugging Face
+    cache; else a one-line error saying where crftag looked."""
+    if os.path.isdir(name):
+        return name
+    import_transformers(key)
+    from huggingface_hub import constants, snapshot_download
+
+    try:
+        return snapshot_download(name, local_files_only=True)
+    except Exception:  # noqa: BLE001 - not cached, or not a valid name: both mean "not found"
+        raise CrftagError(
+            f"{key}: no model folder {os.path.abspath(name)} and no {name!r} in the Hugging "
+            f"Face cache {constants.HF_HUB_CACHE}; crftag never downloads: give a folder "
+            "written by save_pretrained"
+        ) from None
+
+
+def load_pretrained(name: str, key: str = "model.transformer") -> tuple[EncoderFiles, dict]:
+    """(the encoder's config and tokenizer files, its weights) of the model folder or cached
+    model ``name``; a one-line error naming ``key`` if it is missing or unusable."""
+    transformers = import_transformers(key)
+    folder = _model_folder(name, key)
+    try:
+        config = transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        model = transformers.AutoModel.from_pretrained(folder, local_files_only=True)
+    except (OSError, ValueError, KeyError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise CrftagError(f"{key}: {folder}: not a usable model folder ({reason})") from None
+    if not tokenizer.is_fast:
+        raise CrftagError(f"{key}: {folder}: crftag needs a fast tokenizer (tokenizer.json)")
+    with tempfile.TemporaryDirectory() as saved:
+        tokenizer.save_pretrained(saved, legacy_format=False)
+        files = {}
+        for file_name in sorted(os.listdir(saved)):
+            with open(os.path.join(saved, file_name), encoding="utf-8") as stream:
+                files[file_name] = stream.read()
+    weights = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    return EncoderFiles(config.to_dict(), files), weights
+
+
+def _tokenizer(files: EncoderFiles):
+    """The fast tokenizer the files describe, read back from a temporary folder."""
+    transformers = import_transformers()
+    with tempfile.TemporaryDirectory() as folder:
+        for file_name, text in files.tokenizer.items():
+            with open(os.path.join(folder, os.path.basename(file_name)), "w") as stream:
+                stream.write(text)
+        return transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
+
+
+class ScalarMix(nn.Module):
+    """layers (..., N, D) -> (..., D): gamma * sum_n softmax(w)_n layers[n] (ELMo's scalar
+    mix). The weights start equal, so an untrained mix is the mean of the layers."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__()
+        self.weights = nn.Parameter(torch.zeros(count))
+        self.gamma = nn.Parameter(torch.ones(1))
+
+    def forward(self, layers: torch.Tensor) -> torch.Tensor:
+        shares = torch.softmax(self.weights, dim=0).to(layers.dtype)  # (N,)
+        return self.gamma.to(layers.dtype) * torch.einsum("...nd,n->...d", layers, shares)
+
+
+class TransformerWords(nn.Module):
+    """sentences (B token lists) -> (B, T, D) word representations, zeros past each end.
+
+    ``files`` describe the encoder (its weights are this module's ``encoder.*``, loaded by
+    training from the pretrained model or with a checkpoint); ``layers``: the last layer (1) or
+    a scalar mix of the last ``layers``; ``pooling``: a word's first subword or the mean of its
+    subwords; ``max_length``: subwords an encoder window holds, special tokens included
+    (None: the encoder's own limit).
+    """
+
+    def __init__(
+        self,
+        files: EncoderFiles,
+        *,
+        layers: int = 1,
+        pooling: str = "first",
+        finetune: bool = False,
+        max_length: int | None = None,
+    ) -> None:
+        super().__init__()
+        transformers = import_transformers()
+        config = transformers.AutoConfig.for_model(**files.config)
+        self.encoder = transformers.AutoModel.from_config(config)
+        self.tokenizer = _tokenizer(files)
+        available = config.num_hidden_layers + 1  # the embeddings' output counts as a layer
+        if not 1 <= layers <= available:
+            raise CrftagError(
+                f"model.transformer_layers: {layers}; the encoder has {available} "
+                "(its embeddings and each layer)"
+            )
+        if pooling not in POOLINGS:
+            raise ValueError(f"expected pooling in {POOLINGS}, got {pooling!r}")
+        self.layers, self.pooling, self.finetune = layers, pooling, finetune
+        self.mix = ScalarMix(layers) if layers > 1 else None
+        self.output_size = config.hidden_size
+        self.width, self.prefix = self._window(config, max_length)
+        self.encoder.requires_grad_(finetune)
+        self.cache: dict[tuple[str, ...], torch.Tensor] | None = None
+        self.train()  # from_config leaves the encoder in training mode, with dropout
+
+    def _window(self, config, max_length: int | None) -> tuple[int, int]:
+        """(subwords of a sentence a window holds, special tokens before them)."""
+        limits = [config.max_position_embeddings, self.tokenizer.model_max_length]
+        if max_length is not None:
+            limits.append(max_length)
+        marker = -1  # where the sentence goes among the special tokens
+        framed = self.tokenizer.build_inputs_with_special_tokens([marker])
+        width = min(limit for limit in limits if limit and limit > 0) - (len(framed) - 1)
+        if width < 2:
+            raise CrftagError(
+                f"model.transformer_max_length: {max_length} leaves fewer than 2 subwords "
+                "beside the special tokens"
+            )
+        return width, framed.index(marker)
+
+    def train(self, mode: bool = True) -> TransformerWords:
+        """A frozen encoder stays in evaluation mode (no dropout): its states are those cached."""
+        super().train(mode)
+        if not self.finetune:
+            self.encoder.eval()
+        return self
+
+    def forward(self, sentences: Sequence[Sequence[str]]) -> torch.Tensor:
+        layers = self.layer_states(sentences)  # B tensors (T_b, N, D)
+        padded = nn.utils.rnn.pad_sequence(layers, batch_first=True)  # (B, T, N, D)
+        return padded[:, :, 0] if self.mix is None else self.mix(padded)
+
+    def layer_states(self, sentences: Sequence[Sequence[str]]) -> list[torch.Tensor]:
+        """Each sentence's (T, N, D) word states of the N layers, on the encoder's device:
+        frozen, from the cache where it holds them."""
+        if self.finetune:
+            return self._encode(sentences)
+        device = next(self.encoder.parameters()).device
+        keys = [tuple(tokens) for tokens in sentences]
+        found = {key: self.cache[key] for key in keys if self.cache and key in self.cache}
+        missing = list(dict.fromkeys(key for key in keys if key not in found))
+        if missing:
+            with torch.no_grad():
+                fresh = dict(zip(missing, self._encode(missing), strict=True))
+            if self.cache is not None and not self.training:  # dev sentences; not augmented ones
+                self.cache.update({key: value.cpu() for key, value in fresh.items()})
+            found.update(fresh)
+        return [found[key].to(device) for key in keys]
+
+    def extract(self, sentences: Sequence[Sequence[str]], *, show_progress: bool = True) -> None:
+        """Start a cache of the frozen encoder's states, holding those of ``sentences``
+        (computed in batches of similar lengths, with a progress bar)."""
+        if self.finetune:
+            raise ValueError("a fine-tuned encoder's states change every step: nothing to cache")
+        self.cache = {} if self.cache is None else self.cache
+        distinct = sorted({tuple(tokens) for tokens in sentences} - set(self.cache), key=len)
+        bar = tqdm(total=len(distinct), desc="transformer features", unit="sent",
+                   disable=None if show_progress else True, leave=False)  # fmt: skip
+        with torch.no_grad(), bar:
+            for first in range(0, len(distinct), _EXTRACTION_BATCH):
+                chunk = distinct[first : first + _EXTRACTION_BATCH]
+                for key, states in zip(chunk, self._encode(chunk), strict=True):
+                    self.cache[key] = states.cpu()
+                bar.update(len(chunk))
+
+    def _encode(self, sentences: Sequence[Sequence[str]]) -> list[torch.Tensor]:
+        """Each sentence's (T, N, D) word states, read through the encoder window by window."""
+        pieces = subwords_of(self.tokenizer, sentences)
+        windows, where = [], []  # each window's ids; each sentence's subwords' (window, offset)
+        for found in pieces:
+            count = len(found.ids)
+            starts = window_starts(count, self.width)
+            first = len(windows)
+            for start in starts:
+                ids = found.ids[start : start + self.width]
+                windows.append(self.tokenizer.build_inputs_with_special_tokens(ids))
+            where.append(
+                [(first + w, offset) for w, offset in assign_windows(count, self.width, starts)]
+            )
+        flat, offsets = self._window_states(windows)  # (sum of window lengths, N, D)
+        states = []
+        for found, placed in zip(pieces, where, strict=True):
+            rows = torch.tensor([offsets[w] + self.prefix + o for w, o in placed])
+            states.append(self._pool(flat[rows.to(flat.device)], found.starts, found.counts))
+        return states
+
+    def _window_states(self, windows: list[list[int]]) -> tuple[torch.Tensor, list[int]]:
+        """(every window's states one after another, (sum of lengths, N, D); where each
+        window's first state is)."""
+        device = next(self.encoder.parameters()).device
+        parts = []
+        for first in range(0, len(windows), _MAX_WINDOWS):
+            chunk = windows[first : first + _MAX_WINDOWS]
+            longest = max(map(len, chunk))
+            ids = torch.full((len(chunk), longest), self.tokenizer.pad_token_id or 0)
+            mask = torch.zeros(len(chunk), longest, dtype=torch.long)
+            for row, window in enumerate(chunk):
+                ids[row, : len(window)] = torch.tensor(window)
+                mask[row, : len(window)] = 1
+            output = self.encoder(
+                input_ids=ids.to(device), attention_mask=mask.to(device), output_hidden_states=True
+            )
+            layers = torch.stack(output.hidden_states[-self.layers :], dim=2)  # (W, L, N, D)
+            parts.append(layers[mask.to(device).bool()])
+        offsets = list(itertools.accumulate((len(window) for window in windows), initial=0))
+        return torch.cat(parts), offsets[:-1]
+
+    def _pool(self, subwords: torch.Tensor, starts: list[int], counts: list[int]) -> torch.Tensor:
+        """subwords (S, N, D) -> (T, N, D): each word's first subword, or the mean of its
+        subwords (``counts[t]`` of them from ``starts[t]``)."""
+        if self.pooling == "first":
+            return subwords[torch.tensor(starts, device=subwords.device)]
+        sizes = torch.tensor(counts, device=subwords.device)
+        words = torch.repeat_interleave(torch.arange(len(counts), device=subwords.device), sizes)
+        sums = subwords.new_zeros(len(counts), *subwords.shape[1:]).index_add_(0, words, subwords)
+        return sums / sizes.to(subwords.dtype).view(-1, 1, 1)

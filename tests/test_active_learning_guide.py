@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from crftag.data.conll import ColumnSpec, read_corpus
-from crftag.inference.loading import load_tagger
+from crftag.inference.loading import load
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GUIDE = os.path.join(ROOT, "docs", "active-learning.md")
@@ -75,5 +75,5 @@ def test_the_guide_loop_runs_end_to_end(tmp_path):
     seed_words = {w for s in read_corpus(str(tmp_path / "seed.conll"), SPEC) for w in s.tokens}
     annotated = {w for line in labelled for w in json.loads(line)["tokens"]}
     new_words = {w for w in annotated - seed_words if not any(c.isdigit() for c in w)}
-    words = load_tagger(str(tmp_path / "runs" / "round2"), "cpu").vocabularies.words
+    words = load(str(tmp_path / "runs" / "round2"), "cpu").vocabularies.words
     assert new_words and all(word in words.symbols for word in new_words)

@@ -20,10 +20,10 @@ def test_the_tagger_and_the_config_types_at_the_top_of_their_packages():
     import crftag
     import crftag.config
     from crftag.config import sections, tune
-    from crftag.inference.loading import load_tagger
+    from crftag.inference.loading import load
     from crftag.inference.tagger import Tagger
 
-    assert crftag.Tagger is Tagger and crftag.load_tagger is load_tagger
+    assert crftag.Tagger is Tagger and crftag.load is load
     for name in ("Config", "DataConfig", "VocabConfig", "ModelConfig", "TrainConfig"):
         assert getattr(crftag.config, name) is getattr(sections, name)
     assert crftag.config.TuneConfig is tune.TuneConfig
@@ -57,6 +57,7 @@ def _imports_torch(code: str) -> bool:
         "import crftag.crf, crftag.crf.arrays",
         "import crftag.config; crftag.config.load_config('configs/sample.yaml')",
         "from crftag.modelfiles import BUNDLED_MODELS, resolve_model_path",
+        "import crftag; crftag.load('en-ner').tag([['John', 'lives', 'in', 'Berlin']])",
         "import crftag.scoring",
     ],
 )

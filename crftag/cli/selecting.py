@@ -73,7 +73,7 @@ def select(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Select the N sentences the model is least sure of, pre-annotated with its spans."""
-    from crftag.inference.loading import load_tagger
+    from crftag.inference import loading
     from crftag.inference.selection_files import (
         SelectOptions,
         excluded_ids,
@@ -86,7 +86,7 @@ def select(
         raise CrftagError("- (standard input) is named more than once: it can be read only once")
     refuse_input_as_output([output], [*files, *(exclude or []), model])
     excluded = excluded_ids(exclude or [])
-    tagger = load_tagger(model, device.value)
+    tagger = loading.load(model, device.value)
     options = SelectOptions(
         strategy=strategy.value,
         count=count,

@@ -46,14 +46,24 @@ class BatchScores:
 
 
 class TaggerBase:
-    """Pieces, batches, tags and records for a backend that scores batches.
+    """Pieces, batches, tags and records for a backend that scores batches: what
+    ``crftag.load`` returns, whatever the backend.
 
-    A subclass sets ``vocabularies``, ``train_scheme``, ``document_context`` and ``_well_formed``
-    (whether the CRF forbids malformed span sequences), calls :meth:`_init_tags`, and gives
-    :meth:`_batches`, :meth:`_decode` and :meth:`_score`.
+    Its interface: :meth:`tag` (tags only), :meth:`predict` (records with span confidences,
+    sequence probabilities and on request marginals and n-best lists, which every backend
+    gives), and what describes the model: ``labels`` and ``output_tags``, ``tags_are_spans``,
+    ``train_scheme`` and ``data_scheme`` (the training files' scheme), ``document_context``,
+    ``config`` (the resolved config it was trained with), ``metrics`` (the scores stored with
+    it), ``vocabularies``, ``backend`` and ``source``.
+
+    A subclass sets ``vocabularies``, ``config``, ``train_scheme``, ``data_scheme``,
+    ``metrics``, ``document_context`` and ``_well_formed`` (whether the CRF forbids malformed
+    span sequences), calls :meth:`_init_tags`, and gives :meth:`_batches`, :meth:`_decode` and
+    :meth:`_score`.
     """
 
     max_length = 1000
+    backend = ""  # what computes the scores: "torch", "numpy" or "onnx"
     source = "the model"  # its file, where it was loaded from one: named in errors
 
     def _init_tags(self) -> None:
@@ -75,6 +85,14 @@ class TaggerBase:
     def tags_are_spans(self) -> bool:
         """Whether the tags are entity spans (NER) rather than one label per token (POS)."""
         return self.train_scheme != "none"
+
+    @property
+    def labels(self) -> list[str]:
+        """What the model labels: the entity types (``PER``, ``LOC``, ...) for span tags, the
+        tags themselves (``NOUN``, ``VERB``, ...) otherwise; sorted."""
+        if not self.tags_are_spans:
+            return list(self.output_tags)
+        return sorted({tag[2:] for tag in self.output_tags if tag[:2] in ("B-", "I-")})
 
     def _batches(
         self,

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from crftag.data.conll import Sentence
 from crftag.data.tokenize import tokenize
-from crftag.inference.loading import load_tagger
+from crftag.inference import loading
 from crftag.inference.streaming import BatchSettings, Record, tag_batch
 
 __all__ = [
@@ -116,7 +116,7 @@ class RayTagger:
     model once and tags the batches it is handed (:func:`tag_table`)."""
 
     def __init__(self, model: str = "en-ner", text_column: str = "text", batch_size: int = 64):
-        self.tagger = load_tagger(model, "cpu")
+        self.tagger = loading.load(model, "cpu")
         self.text_column = text_column
         self.batch_size = batch_size
 
@@ -141,7 +141,7 @@ def spark_tagging(model_file: str, text_column: str = "text", batch_size: int = 
 
         path = SparkFiles.get(model_file)
         if path not in _spark_taggers:
-            _spark_taggers[path] = load_tagger(path, "cpu")
+            _spark_taggers[path] = loading.load(path, "cpu")
         tagger = _spark_taggers[path]
         for table in regrouped(batches):
             yield from tag_table(tagger, table, text_column, batch_size).to_batches()

@@ -45,6 +45,8 @@ class OnnxTagger(ArrayTagger):
     """A BiLSTM-CRF exported to ONNX, ready to tag: the same calls and records as the NumPy
     tagger, the emission scores from ONNX Runtime."""
 
+    backend = "onnx"
+
     def __init__(self, runner, metadata: dict, source: str) -> None:
         check_payload({**metadata, "state_dict": {}}, source)
         self.config = Config.from_dict(metadata["config"], source=source)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from crftag.data.labelled import COLUMN_FORMATS
 from crftag.errors import CrftagError
-from crftag.inference.loading import load_tagger
+from crftag.inference import loading
 from crftag.inference.streaming import (
     BatchSettings,
     PredictOptions,
@@ -126,7 +126,7 @@ def _tagger(options: PredictOptions) -> TaggerBase:
     task's error, one line, where an initializer's would only break the pool)."""
     global _worker_tagger
     if _worker_tagger is None:
-        _worker_tagger = load_tagger(options.model, options.device)
+        _worker_tagger = loading.load(options.model, options.device)
     return _worker_tagger
 
 

@@ -26,8 +26,8 @@ from crftag.data.jsonl import json_line
 from crftag.data.labelled import COLUMN_FORMATS
 from crftag.data.tokenize import tokenize
 from crftag.errors import CrftagError
+from crftag.inference import loading
 from crftag.inference.documents import predict_documents
-from crftag.inference.loading import load_tagger
 from crftag.inference.records import Prediction
 from crftag.inference.shards import ShardWriter
 
@@ -311,7 +311,7 @@ class PredictOptions:
     :func:`predict_files`. Plain values, so worker processes receive them as they are."""
 
     model: str  # checkpoint file, run directory or bundled model name
-    device: str  # as asked: "auto", "cpu", "cuda", "cuda:1" (see load_tagger)
+    device: str  # as asked: "auto", "cpu", "cuda", "cuda:1" (see crftag.inference.loading.load)
     input_format: str
     output_format: str
     batch_size: int = 64
@@ -331,7 +331,7 @@ def tag_files(
 ) -> int:
     """Load ``options.model`` and tag ``paths`` into ``output`` with :func:`predict_files`;
     return the number of sentences."""
-    tagger = load_tagger(options.model, options.device)
+    tagger = loading.load(options.model, options.device)
     return predict_files(
         tagger,
         paths,

@@ -19,8 +19,7 @@ from crftag.data.batching import Batch, build_batch
 from crftag.data.indices import batch_rows
 from crftag.inference.base import BatchScores, TaggerBase, existing_paths
 from crftag.inference.confidence import span_confidences
-from crftag.inference.model_paths import exported_model_path
-from crftag.modelfiles.checkpoint import LoadedModel, load_model
+from crftag.modelfiles.checkpoint import LoadedModel
 
 if TYPE_CHECKING:
     from crftag.config.sections import Config
@@ -32,10 +31,11 @@ __all__ = ["Tagger"]
 
 
 class Tagger(TaggerBase):
-    """A network ready to tag, with its vocabularies and how to read its tags:
-    ``Tagger.load(path)`` reads a checkpoint or run directory, :meth:`from_loaded` takes a
-    loaded model, and the constructor a network in memory (one in training tags with its
-    weights as they stand).
+    """A network ready to tag, with its vocabularies and how to read its tags, on torch:
+    ``crftag.load(path)`` (:func:`crftag.inference.loading.load`) gives one for a checkpoint or
+    run directory, :meth:`from_loaded` takes a loaded model (a bundled one's export rebuilt by
+    :func:`crftag.modelfiles.checkpoint.load_model`, say), and the constructor a network in
+    memory (one in training tags with its weights as they stand).
 
     Sentences longer than ``max_length`` tokens are tagged in consecutive pieces of at most that
     many tokens (said once on stderr): the pieces are independent sentences to the CRF, so an
@@ -46,6 +46,8 @@ class Tagger(TaggerBase):
     label per token), ``train_scheme`` (the scheme the network predicts in), ``metrics`` (the
     scores stored with it); ``loaded`` describes it as a checkpoint does, to save it.
     """
+
+    backend = "torch"
 
     def __init__(
         self,
@@ -87,20 +89,6 @@ class Tagger(TaggerBase):
             metrics=loaded.metrics,
             device=device,
         )
-
-    @classmethod
-    def load(cls, path: str, device: torch.device | str = "cpu") -> TaggerBase:
-        """Load a checkpoint file or run directory; never runs code stored in the file. An
-        exported model (``crftag export --format numpy``) loads as the NumPy tagger, which
-        answers the same calls."""
-        exported = exported_model_path(path, str(device))
-        if exported is not None:
-            from crftag.inference.array_tagger import ArrayTagger
-
-            return ArrayTagger.load(exported)
-        tagger = cls.from_loaded(load_model(path, device), device)
-        tagger.source = path
-        return tagger
 
     @property
     def loaded(self) -> LoadedModel:

@@ -28,9 +28,9 @@ from crftag.modelfiles.checkpoint_schema import (
     check_payload,
     check_weights,
 )
-from crftag.modelfiles.registry import resolve_model_path
+from crftag.modelfiles.kinds import model_file
 from crftag.nn.taggers import CRFTagger, build_model
-from crftag.runtime.archive import is_exported_model, read_archive, write_archive
+from crftag.runtime.archive import read_archive, write_archive
 from crftag.runtime.zip_checks import check_model_archive
 
 __all__ = [
@@ -198,8 +198,9 @@ def _vocabularies_read(state: dict, path: str) -> dict:
 def load_model(path: str, device: torch.device | str = "cpu") -> LoadedModel:
     """Load a checkpoint, or an exported model (its weights as the export holds them),
     without executing anything stored in it."""
-    path = resolve_model_path(path)
-    if is_exported_model(path):
+    found = model_file(path)
+    path = found.path
+    if found.exported:
         loaded = loaded_from_export(path)
     else:
         state = read_checkpoint(path)

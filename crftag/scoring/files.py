@@ -47,9 +47,9 @@ def evaluate_files(
     """Score ``model`` (a tagger, or what ``-m`` takes, loaded as ``crftag eval`` loads it on
     ``device``) on each labelled file; ``options`` are :func:`scored_files`'s."""
     if isinstance(model, str):
-        from crftag.inference.loading import load_tagger
+        from crftag.inference import loading
 
-        model = load_tagger(model, device)
+        model = loading.load(model, device)
     return list(scored_files(model, files, **options))
 
 

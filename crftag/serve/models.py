@@ -10,9 +10,7 @@ from typing import TYPE_CHECKING
 
 from crftag import __version__
 from crftag.errors import CrftagError
-from crftag.inference.array_tagger import ArrayTagger
-from crftag.inference.loading import load_tagger
-from crftag.inference.model_paths import exported_model_path
+from crftag.inference import loading
 from crftag.modelfiles.registry import BUNDLED_MODELS, resolve_model_path
 
 if TYPE_CHECKING:
@@ -33,12 +31,11 @@ class ServedModel:
     def description(self) -> dict:
         """What ``GET /models`` says of this model."""
         tagger = self.tagger
-        labels = sorted({tag[2:] for tag in tagger.output_tags if tag[:2] in ("B-", "I-")})
         return {
             "name": self.name,
             "path": self.path,
-            "backend": "numpy" if isinstance(tagger, ArrayTagger) else "torch",
-            "labels": labels if tagger.tags_are_spans else list(tagger.output_tags),
+            "backend": tagger.backend,
+            "labels": tagger.labels,
             "tags": list(tagger.output_tags),
             "scheme": "iob2" if tagger.tags_are_spans else "none",
             "train_scheme": tagger.train_scheme,
@@ -48,12 +45,12 @@ class ServedModel:
         }
 
 
-def model_specs(values: list[str], device: str) -> list[tuple[str, str]]:
+def model_specs(values: list[str]) -> list[tuple[str, str]]:
     """(name, file) for each ``-m`` value: a bundled model by its name, a file or run directory
     by its file or directory name without the extension. Two models of one name are refused."""
     specs, names = [], set()
     for value in values:
-        path = exported_model_path(value, device, bundled=True) or resolve_model_path(value)
+        path = resolve_model_path(value)
         if value in BUNDLED_MODELS and not os.path.exists(value):
             name = value
         else:
@@ -69,7 +66,7 @@ def model_specs(values: list[str], device: str) -> list[tuple[str, str]]:
 def load_models(specs: list[tuple[str, str]], device: str) -> list[ServedModel]:
     """Load each (name, file) once; the first is the default."""
     return [
-        ServedModel(name, path, load_tagger(path, device), _sha256(path)) for name, path in specs
+        ServedModel(name, path, loading.load(path, device), _sha256(path)) for name, path in specs
     ]
 
 

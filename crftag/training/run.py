@@ -18,6 +18,7 @@ from crftag.config.sections import Config
 from crftag.data.conll import Sentence
 from crftag.data.perturb import perturb_sentences
 from crftag.errors import CrftagError
+from crftag.inference import loading
 from crftag.inference.tagger import Tagger
 from crftag.modelfiles.checkpoint import LoadedModel, save_model
 from crftag.modelfiles.registry import MODEL_FILE
@@ -300,7 +301,7 @@ def _finish(run: Run, output_dir: str, test: list[Sentence]) -> dict:
     if not run.group.main:
         return metrics
     if test:
-        test_scores = score_sentences(Tagger.load(output_dir, run.device), test)
+        test_scores = score_sentences(loading.load(output_dir, run.device), test)
         metrics["test"] = headline(test_scores)
         metrics["test_scores"] = test_scores
     with writing(os.path.join(output_dir, METRICS_FILE), output_dir):

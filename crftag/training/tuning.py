@@ -26,7 +26,7 @@ import yaml
 from crftag.config.sections import Config
 from crftag.data.atomic import atomic_output
 from crftag.errors import CrftagError, TrainingInterrupted
-from crftag.inference.tagger import Tagger
+from crftag.inference import loading
 from crftag.modelfiles.checkpoint import LoadedModel
 from crftag.scoring.evaluate import headline, score_sentences
 from crftag.training.checks import check_config
@@ -303,7 +303,7 @@ def _finish(study, config: Config, output_dir: str, device: torch.device) -> dic
     }
     if config.data.test:
         run_dir = trial_directory(output_dir, best.number)
-        scores = score_sentences(Tagger.load(run_dir, device), config.data.read(config.data.test))
+        scores = score_sentences(loading.load(run_dir, device), config.data.read(config.data.test))
         summary["best"]["test"] = headline(scores)
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(summary, handle, indent=1)

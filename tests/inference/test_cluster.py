@@ -16,7 +16,7 @@ from crftag.inference.cluster import (  # noqa: E402
     spark_schema,
     tag_table,
 )
-from crftag.inference.loading import load_tagger  # noqa: E402
+from crftag.inference.loading import load  # noqa: E402
 
 TEXTS = [
     "John Smith met Mary Jones in Berlin .",
@@ -55,14 +55,14 @@ def test_ray_tagger_gives_predicts_records_and_columns(predicted):
 
 
 def test_batch_size_cuts_the_rows_as_predict_does(predicted):
-    tagger = load_tagger("en-ner")
+    tagger = load("en-ner")
     table = pa.table({"body": TEXTS})
     tagged = tag_table(tagger, table, text_column="body", batch_size=8)
     assert tagged.column("record").to_pylist() == predicted[8]
 
 
 def test_a_missing_text_is_an_empty_line(predicted):
-    tagged = tag_table(load_tagger("en-ner"), pa.table({"text": pa.array([None], pa.string())}))
+    tagged = tag_table(load("en-ner"), pa.table({"text": pa.array([None], pa.string())}))
     assert tagged.column("record").to_pylist() == [predicted[64][1]]
     assert tagged.column("spans").to_pylist() == [[]]
 

@@ -80,10 +80,10 @@ def test_conll_output_marks_each_document(invoke, sample_model):
 
 
 def test_document_input_cannot_be_sharded(sample_model):
+    from crftag.inference.loading import load
     from crftag.inference.streaming import predict_files
-    from crftag.inference.tagger import Tagger
 
-    tagger = Tagger.load(str(sample_model))
+    tagger = load(str(sample_model), "cpu")
     with pytest.raises(CrftagError, match="document input"):
         predict_files(
             tagger,

@@ -18,7 +18,7 @@ from crftag import cli  # noqa: E402
 from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
 from crftag.errors import CrftagError  # noqa: E402
 from crftag.inference.array_tagger import ArrayBatch, ArrayTagger  # noqa: E402
-from crftag.inference.loading import load_tagger  # noqa: E402
+from crftag.inference.loading import load  # noqa: E402
 from crftag.inference.onnx_tagger import OnnxTagger  # noqa: E402
 from crftag.modelfiles.checkpoint import export_arrays, exported_arrays, load_model  # noqa: E402
 from crftag.modelfiles.onnx_export import write_onnx  # noqa: E402
@@ -112,10 +112,10 @@ def test_predict_and_export_from_the_command_line(sample_model, tmp_path, capsys
     assert_close(results[1], results[0], "jsonl")
 
 
-def test_load_tagger_takes_an_onnx_file(sample_model, tmp_path):
+def test_load_takes_an_onnx_file(sample_model, tmp_path):
     path = str(tmp_path / "m.onnx")
     write_onnx(path, *exported_arrays(path, load_model(str(sample_model))))
-    assert isinstance(load_tagger(path, "auto"), OnnxTagger)
+    assert isinstance(load(path, "auto"), OnnxTagger)
 
 
 @pytest.mark.parametrize(

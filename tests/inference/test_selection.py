@@ -11,6 +11,7 @@ import torch
 
 from crftag.data.batching import build_batch
 from crftag.data.schemes import Span, to_spans
+from crftag.inference.loading import load
 from crftag.inference.records import Prediction
 from crftag.inference.selection import (
     MAX_MENTION_REPEATS,
@@ -21,7 +22,6 @@ from crftag.inference.selection import (
     unit_key,
     unit_score,
 )
-from crftag.inference.tagger import Tagger
 
 SENTENCES = [
     ["John", "Smith"],
@@ -37,7 +37,7 @@ SENTENCES = [
 
 @pytest.fixture(scope="module")
 def tagger(sample_model):
-    return Tagger.load(str(sample_model))
+    return load(str(sample_model), "cpu")
 
 
 def enumerate_paths(tagger, tokens):

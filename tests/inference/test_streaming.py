@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from crftag.data.tokenize import tokenize
+from crftag.inference.loading import load
 from crftag.inference.streaming import PredictOptions, predict_files, tag_files
-from crftag.inference.tagger import Tagger
 from crftag.modelfiles.registry import MODELS_DIR
 
 
@@ -56,7 +56,7 @@ def test_predict_tokens_input_keeps_tokens_unchanged(invoke, sample_model):
 def test_predict_files_names_the_formats_it_accepts(sample_model, tmp_path):
     source = tmp_path / "in.txt"
     source.write_text("Anna sings .\n", encoding="utf-8")
-    tagger = Tagger.load(str(sample_model))
+    tagger = load(str(sample_model), "cpu")
     common = {"batch_size": 8, "output": io.StringIO()}
     with pytest.raises(ValueError, match=r"expected input_format in .*'conllu'.*, got 'xml'"):
         predict_files(tagger, [str(source)], input_format="xml", output_format="conll", **common)

@@ -4,12 +4,13 @@ import json
 
 import torch
 
+from crftag.inference.loading import load
 from crftag.inference.tagger import Tagger
 from crftag.modelfiles.checkpoint import read_checkpoint
 
 
 def test_tagger_exposes_what_callers_need_of_its_model(sample_model):
-    tagger = Tagger.load(str(sample_model))
+    tagger = load(str(sample_model), "cpu")
     state = read_checkpoint(str(sample_model / "model.pt"))
     assert tagger.tag_symbols == state["vocabularies"]["tags"]["symbols"]
     assert tagger.vocabularies.tags.symbols == tagger.tag_symbols
@@ -23,7 +24,7 @@ def test_tagger_exposes_what_callers_need_of_its_model(sample_model):
 
 
 def test_a_tagger_of_one_label_a_token_has_no_spans(sample_model):
-    loaded = Tagger.load(str(sample_model)).loaded
+    loaded = load(str(sample_model), "cpu").loaded
     loaded.train_scheme = "none"
     tagger = Tagger.from_loaded(loaded, "cpu")
     assert tagger.tags_are_spans is False
@@ -33,7 +34,7 @@ def test_a_tagger_of_one_label_a_token_has_no_spans(sample_model):
 
 
 def test_a_tagger_of_a_network_in_memory_tags_with_its_weights_as_they_stand(sample_model):
-    loaded = Tagger.load(str(sample_model)).loaded
+    loaded = load(str(sample_model), "cpu").loaded
     tagger = Tagger(
         loaded.model,
         loaded.vocabularies,
@@ -42,7 +43,7 @@ def test_a_tagger_of_a_network_in_memory_tags_with_its_weights_as_they_stand(sam
         train_scheme=loaded.train_scheme,
     )
     words = [["Anna", "Schulz", "lives", "in", "Oslo", "."]]
-    assert tagger.tag(words) == Tagger.load(str(sample_model)).tag(words)
+    assert tagger.tag(words) == load(str(sample_model), "cpu").tag(words)
     assert tagger.metrics == {}  # a network in training has no stored scores
     assert tagger.loaded.model is loaded.model
     with torch.no_grad():  # the network changes, and the tagger follows
@@ -104,11 +105,10 @@ def test_probs_all_are_distributions_and_min_confidence_drops_spans(invoke, samp
 
 
 def test_constrained_decoding_never_outputs_a_malformed_span(sample_model):
-    from crftag import Tagger
     from crftag.data.conll import ColumnSpec, read_columns
     from crftag.data.schemes import convert
 
-    tagger = Tagger.load(str(sample_model))
+    tagger = load(str(sample_model), "cpu")
     with open("data/ner_sample.test.conll", "rb") as stream:
         sentences = [s.tokens for s in read_columns(stream, "test", ColumnSpec())]
     symbols = tagger.tag_symbols
@@ -126,7 +126,7 @@ def test_output_tags_of_any_id_sequence_are_its_tags_in_iob2(sample_model):
 
     from crftag.data.schemes import to_iob2
 
-    tagger = Tagger.load(str(sample_model))
+    tagger = load(str(sample_model), "cpu")
     symbols, rng = tagger.tag_symbols, random.Random(0)
     rows = [[rng.randrange(len(symbols)) for _ in range(rng.randint(1, 9))] for _ in range(200)]
     for well_formed in (True, False):

@@ -12,7 +12,7 @@ import torch
 
 from crftag.errors import CrftagError
 from crftag.inference.base import BatchScores, _check_scored
-from crftag.inference.loading import load_tagger
+from crftag.inference.loading import load
 from crftag.modelfiles.checkpoint import export_arrays, load_model, model_payload
 
 
@@ -73,20 +73,20 @@ def test_the_export_of_such_a_model_is_refused_too(payload, tmp_path, monkeypatc
     export_arrays(str(exported), load_model(str(path)))  # written past the check, to read it
     monkeypatch.undo()
     with pytest.raises(CrftagError, match="crf.transitions gives tag scores up to 1e"):
-        load_tagger(str(exported), "cpu")
+        load(str(exported), "cpu")
 
 
 def test_a_sharp_model_gives_probabilities_that_agree(payload, tmp_path):
     checkpoint, exported = sharp_model(payload, tmp_path, 5000.0)
     sentence = "John Smith lives in Berlin .".split()
     # Emissions of thousands: the scaled recursions underflow (float32 here).
-    tagger = load_tagger(str(checkpoint), "cpu")
+    tagger = load(str(checkpoint), "cpu")
     batch = next(tagger._batches([sentence], 1, None))[1]
     with torch.inference_mode():
         emissions = tagger.model.emissions(batch)
         assert not bool(torch.isfinite(tagger.model.crf.marginals(emissions, batch.mask)).all())
     records = [
-        load_tagger(str(path), "cpu").predict([sentence], probs="all")[0]
+        load(str(path), "cpu").predict([sentence], probs="all")[0]
         for path in (checkpoint, exported)
     ]
     for record in records:

@@ -1,7 +1,7 @@
 """The bundled models ship as one exported file each (``crftag/models/NAME.npz``, int8 weights),
-within the size budget. The command line runs a bundled name on the NumPy runtime; the Python API
-(``Tagger.load``), ``crftag export`` and ``train.init_from`` rebuild the torch model from the same
-file, and it tags as the NumPy runtime does."""
+within the size budget. ``crftag.load`` (and so the command line) runs a bundled name on the
+NumPy runtime; ``--device cuda``, ``load_model``, ``crftag export`` and ``train.init_from``
+rebuild the torch model from the same file, and it tags as the NumPy runtime does."""
 
 import os
 import subprocess
@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from crftag.errors import CrftagError
 from crftag.inference.array_tagger import ArrayTagger
-from crftag.inference.loading import load_tagger
-from crftag.inference.model_paths import exported_model_path
+from crftag.inference.loading import load
 from crftag.inference.tagger import Tagger
+from crftag.modelfiles.checkpoint import load_model
+from crftag.modelfiles.kinds import model_file
 from crftag.modelfiles.registry import BUNDLED_MODELS, MODELS_DIR, resolve_model_path
 from crftag.runtime.archive import read_archive
 
@@ -44,21 +46,28 @@ def test_a_bundled_model_holds_int8_weights(name):
     assert "encoder.lstm.weight_ih_l0" in metadata["quantized"]
 
 
-def test_a_bundled_name_runs_on_the_numpy_runtime_from_the_command_line():
-    assert isinstance(load_tagger("en-ner", "auto"), ArrayTagger)
-    assert isinstance(load_tagger(resolve_model_path("en-ner"), "auto"), ArrayTagger)
-    assert type(Tagger.load("en-ner")) is Tagger
+def test_a_bundled_name_runs_on_the_numpy_runtime():
+    assert model_file("en-ner").kind == model_file(resolve_model_path("en-ner")).kind == "bundled"
+    assert isinstance(load("en-ner", "auto"), ArrayTagger)
+    assert isinstance(load(resolve_model_path("en-ner"), "cpu"), ArrayTagger)
 
 
-def test_cuda_runs_a_bundled_model_in_torch():
-    assert exported_model_path("en-ner", "cuda", bundled=True) is None
-    assert exported_model_path(resolve_model_path("en-ner"), "cuda", bundled=True) is None
+def test_cuda_runs_a_bundled_model_in_torch(monkeypatch):
+    """Asked onto a GPU, a bundled model goes to torch (here, without one, torch's device check
+    refuses it), where an export of one's own is refused as CPU-only."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for name in ("en-ner", resolve_model_path("en-ner")):
+        with pytest.raises(CrftagError, match="no CUDA device is available"):
+            load(name, "cuda")
 
 
 @pytest.mark.parametrize("name", BUNDLED_MODELS)
 def test_torch_rebuilt_from_the_bundled_file_tags_as_the_numpy_runtime(name):
     sentences = [line.split() for line in SENTENCES.splitlines() if line.strip()]
-    assert Tagger.load(name).tag(sentences) == load_tagger(name, "cpu").tag(sentences)
+    rebuilt = Tagger.from_loaded(load_model(name))
+    assert rebuilt.tag(sentences) == load(name, "cpu").tag(sentences)
 
 
 def test_export_of_a_bundled_name_writes_a_checkpoint_that_tags_the_same(invoke, tmp_path):
@@ -72,7 +81,7 @@ def test_export_of_a_bundled_name_writes_a_checkpoint_that_tags_the_same(invoke,
 
 def test_the_package_loads_a_bundled_model_without_torch():
     code = (
-        "import sys, crftag\ntagger = crftag.load_tagger('en-ner')\n"
+        "import sys, crftag\ntagger = crftag.load('en-ner')\n"
         "print(type(tagger).__name__, 'torch' in sys.modules, tagger.tag([['Berlin']]))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -4,7 +4,7 @@ if trained; CasingEmbedding's classes, trained and reloaded; LexiconEmbedding's 
 import pytest
 import torch
 
-from crftag.inference.tagger import Tagger
+from crftag.inference.loading import load
 from crftag.modelfiles.checkpoint import save_model
 from crftag.nn.encoders import CasingEmbedding, WordEmbedding
 from crftag.nn.lexicons import LexiconEmbedding
@@ -98,7 +98,7 @@ def test_casing_embedding_trains_and_reloads(train_tiny, tmp_path):
     save_model(str(tmp_path / "model.pt"), tagger.loaded)
     state = torch.load(tmp_path / "model.pt", weights_only=True)
     assert state["state_dict"]["casing.embedding.weight"].shape == (8, 4)
-    tags = Tagger.load(str(tmp_path)).tag([["Anna", "visited", "PARIS", "in", "1990", "."]])
+    tags = load(str(tmp_path), "cpu").tag([["Anna", "visited", "PARIS", "in", "1990", "."]])
     assert len(tags[0]) == 6
 
 

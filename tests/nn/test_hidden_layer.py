@@ -6,7 +6,7 @@ import torch
 
 from crftag import cli
 from crftag.data.conll import ColumnSpec, document_keys, read_columns
-from crftag.inference.tagger import Tagger
+from crftag.inference.loading import load
 from crftag.modelfiles.checkpoint import save_model
 
 HIDDEN = {"model__hidden_layer": 16, "train__seed": 4}
@@ -46,9 +46,9 @@ def test_a_saved_and_exported_model_keeps_its_layer(hidden_model, tmp_path):
     expected = hidden_model.tag(tokens, documents=documents)
     saved, exported = tmp_path / "saved.pt", tmp_path / "exported.pt"
     save_model(str(saved), hidden_model.loaded)
-    assert Tagger.load(str(saved)).tag(tokens, documents=documents) == expected
+    assert load(str(saved), "cpu").tag(tokens, documents=documents) == expected
     assert cli.run(["export", str(saved), str(exported)]) == 0
-    assert Tagger.load(str(exported)).tag(tokens, documents=documents) == expected
+    assert load(str(exported), "cpu").tag(tokens, documents=documents) == expected
 
 
 def test_without_document_context_the_layer_reads_the_states(train_tiny):

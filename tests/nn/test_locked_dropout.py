@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from crftag.inference.tagger import Tagger
+from crftag.inference.loading import load
 from crftag.modelfiles.checkpoint import save_model
 from crftag.nn.encoders import LockedDropout
 
@@ -51,5 +51,5 @@ def test_a_probability_outside_the_range_is_refused(p):
 def test_a_trained_and_reloaded_model_keeps_the_setting(train_tiny, tmp_path):
     tagger, _ = train_tiny(train__epochs=1, model__locked_dropout=True, model__dropout=0.4)
     save_model(str(tmp_path / "model.pt"), tagger.loaded)
-    for model in (tagger.model, Tagger.load(str(tmp_path / "model.pt")).model):
+    for model in (tagger.model, load(str(tmp_path / "model.pt"), "cpu").model):
         assert isinstance(model.dropout, LockedDropout) and model.dropout.p == 0.4

@@ -12,7 +12,7 @@ import pytest
 
 from crftag.data.conll import ColumnSpec, read_corpus
 from crftag.inference.array_tagger import ArrayTagger
-from crftag.inference.tagger import Tagger
+from crftag.inference.loading import load
 from crftag.modelfiles.checkpoint import export_arrays, load_model
 
 TOLERANCE = 1e-4
@@ -100,9 +100,9 @@ def test_a_tag_model_matches(train_tiny, tmp_path):
 def test_tagger_load_gives_the_numpy_tagger_for_an_export(sample_model, tmp_path):
     path = tmp_path / "m.npz"
     export_arrays(str(path), load_model(str(sample_model)))
-    loaded = Tagger.load(str(path))
+    loaded = load(str(path), "cpu")
     assert isinstance(loaded, ArrayTagger)
-    assert loaded.config.data.word_column == Tagger.load(str(sample_model)).config.data.word_column
+    assert loaded.config.data.word_column == load(str(sample_model), "cpu").config.data.word_column
 
 
 def run_cli(*args, stdin=""):

@@ -13,8 +13,8 @@ BEFORE = [
 
 
 def test_a_sentence_reads_the_same_whatever_was_tagged_before():
-    fresh = crftag.load_tagger("en-ner").predict([SENTENCE], probs="all")[0].to_dict()
-    used = crftag.load_tagger("en-ner")
+    fresh = crftag.load("en-ner").predict([SENTENCE], probs="all")[0].to_dict()
+    used = crftag.load("en-ner")
     used.predict(BEFORE, probs="all")
     assert used.predict([SENTENCE], probs="all")[0].to_dict() == fresh
     assert used.network.char_encodings.slots  # the encodings were kept and reused

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from crftag.errors import CrftagError
-from crftag.inference.loading import load_tagger
+from crftag.inference import loading
 from crftag.modelfiles.checkpoint import export_arrays, load_model
 from crftag.training.init_from import load_base
 
@@ -51,7 +51,7 @@ def test_a_flipped_bit_anywhere_is_refused_or_harmless(model_files, tmp_path, ki
     positions = sorted({*range(0, size, max(1, size // 97)), *range(max(0, size - 400), size, 7)})
     for position in positions:
         path = flipped(source, tmp_path / f"flip.{source.suffix}", position, bit=position % 8)
-        for load in (load_model, lambda p: load_tagger(p, "cpu")):
+        for load in (load_model, lambda p: loading.load(p, "cpu")):
             if refusal(load, path) or load is not load_model:
                 continue
             # What loads must be the model itself: a flip in a place nothing reads.
@@ -67,7 +67,7 @@ def test_a_name_that_is_not_utf8_in_the_central_directory(model_files, tmp_path)
     data[name_start] = 0xFF
     path = tmp_path / "name.pt"
     path.write_bytes(bytes(data))
-    for load in (load_model, lambda p: load_tagger(p, "cpu")):
+    for load in (load_model, lambda p: loading.load(p, "cpu")):
         assert "a damaged model file" in refusal(load, path)
 
 
@@ -79,7 +79,7 @@ def test_random_bytes_and_a_file_cut_short(model_files, tmp_path, kind):
     cut = tmp_path / f"cut{source.suffix}"
     cut.write_bytes(source.read_bytes()[: os.path.getsize(source) // 2])
     for path in (noise, cut):
-        for load in (load_model, lambda p: load_tagger(p, "cpu")):
+        for load in (load_model, lambda p: loading.load(p, "cpu")):
             message = refusal(load, path)
             assert "not a crftag model: checkpoints and exported models are zip archives" in (
                 message

@@ -18,9 +18,9 @@ def test_the_scores_are_those_eval_prints(invoke, sample_model):
 
 
 def test_analyses_and_errors_are_added_where_asked(sample_model):
-    from crftag.inference.loading import load_tagger
+    from crftag.inference.loading import load
 
-    tagger = load_tagger(str(sample_model), "cpu")
+    tagger = load(str(sample_model), "cpu")
     plain, asked = (
         evaluate_files(tagger, [DEV, DEV], **options)
         for options in ({}, {"confusion": True, "calibration": True, "errors": True})

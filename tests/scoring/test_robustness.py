@@ -20,9 +20,9 @@ def test_perturbation_names_are_checked():
 
 
 def test_each_copy_is_scored_as_the_perturbed_sentences_are(sample_model):
-    from crftag.inference.loading import load_tagger
+    from crftag.inference.loading import load
 
-    tagger = load_tagger(str(sample_model), "cpu")
+    tagger = load(str(sample_model), "cpu")
     gold = tagger.config.data.read(DEV)
     scores = score_perturbed(tagger, gold, ["upper", "typos"], seed=4, typo_rate=0.5)
     assert list(scores) == ["upper", "typos"]

@@ -55,6 +55,8 @@ class ArrayTagger(TaggerBase):
     """A BiLSTM-CRF exported by ``crftag export --format numpy``, ready to tag: the same calls
     and records as :class:`crftag.inference.tagger.Tagger`, on the CPU, without torch."""
 
+    backend = "numpy"
+
     def __init__(self, metadata: dict, weights: dict[str, np.ndarray], source: str) -> None:
         weights = dict(weights)
         self.config = check_export(metadata, weights, source)

@@ -40,41 +40,50 @@ demo: install
 
 bench: bench-speed
 
+# Every bench-* target writes its results under runs/bench/ (ignored by git): the committed files
+# in benchmarks/results/ are the figures README.md and docs/ quote, and tests check each quotation
+# against them. RECORD=1 passes --record: the run replaces its file in benchmarks/results/ and
+# benchmarks/RESULTS.md is regenerated; commit them with the docs that quote the figures updated
+# in the same commit (tests/benchmarks/test_quoted_figures.py fails until they are).
+# benchmarks/output.py is the one place that decides where a run writes.
+RECORD_FLAG = $(if $(RECORD),--record)
+RESULTS_TABLE = $(if $(RECORD),$(PY) benchmarks/results_table.py)
+
 # Speed and memory against references measured in the same run (about 5 minutes on 2 cores);
-# writes benchmarks/results/speed.json and regenerates benchmarks/RESULTS.md. MODEL=runs/x to time
-# a trained model.
+# writes speed.json (RECORD=1: benchmarks/results/speed.json and benchmarks/RESULTS.md).
+# MODEL=runs/x to time a trained model.
 bench-speed: install
-	$(PY) benchmarks/speed.py $(if $(MODEL),--model $(MODEL))
-	$(PY) benchmarks/results_table.py
+	$(PY) benchmarks/speed.py $(if $(MODEL),--model $(MODEL)) $(RECORD_FLAG)
+	$(RESULTS_TABLE)
 
 # Hours on a CPU: 3 seeds of configs/conll03.yaml and configs/ud_ewt_upos.yaml, 1 of the feature
-# CRF, and the CRFsuite baseline; writes benchmarks/results/accuracy.json. Reuses finished runs
+# CRF, and the CRFsuite baseline; writes accuracy.json. Reuses finished runs
 # under runs/accuracy.
 bench-accuracy: install
 	$(PY) -m pip install -q -e '.[dev,bench]'
-	$(PY) benchmarks/accuracy.py
+	$(PY) benchmarks/accuracy.py $(RECORD_FLAG)
 
 # The bundled models: configs/en-ner.yaml and configs/en-pos.yaml (the benchmark recipes trained
 # on train + dev for a fixed number of epochs), seed 1, trained into runs/models when not there
 # yet, then packed into one file each, crftag/models/en-ner.npz and en-pos.npz: the export the
 # NumPy runtime tags with, int8 weights (crftag export --format numpy --int8). A packed file
 # replaces the shipped one only if its test score is within 0.05 points of the float32 run's
-# (benchmarks/bundled_models.py; writes benchmarks/results/bundled_models.json).
+# (benchmarks/bundled_models.py; writes bundled_models.json).
 MODELS_RUNS ?= runs/models
 models: install
 	for name in en-ner en-pos; do \
 		test -f $(MODELS_RUNS)/$$name/metrics.json || \
 			$(PY) -m crftag train configs/$$name.yaml --seed 1 -o $(MODELS_RUNS)/$$name -q || exit 1; \
 	done
-	$(PY) benchmarks/bundled_models.py en-ner=$(MODELS_RUNS)/en-ner en-pos=$(MODELS_RUNS)/en-pos
+	$(PY) benchmarks/bundled_models.py en-ner=$(MODELS_RUNS)/en-ner en-pos=$(MODELS_RUNS)/en-pos $(RECORD_FLAG)
 
 # Sentence-boundary errors and speed of the document splitter (segtok) against pysbd, on
 # CoNLL-2003 eng.testb and UD English-EWT test (under a minute); writes
-# benchmarks/results/sentence_boundaries.json. pysbd is measured only, so it is installed here.
+# sentence_boundaries.json. pysbd is measured only, so it is installed here.
 bench-sentences: install
 	$(PY) -m pip install -q pysbd==0.3.4
-	$(PY) benchmarks/sentence_boundaries.py --examples 5
-	$(PY) benchmarks/results_table.py
+	$(PY) benchmarks/sentence_boundaries.py --examples 5 $(RECORD_FLAG)
+	$(RESULTS_TABLE)
 
 bench-crf: install
 	$(PY) benchmarks/crf_kernels.py
@@ -84,18 +93,18 @@ bench-crf: install
 # the build crftag's venv has, so pip cannot pull a CUDA build.
 REFERENCE_VENV ?= .venv-reference
 # Exact round trips of `crftag convert` on eng.testb and the EWT test file (about a minute):
-# writes benchmarks/results/convert_roundtrip.json.
+# writes convert_roundtrip.json.
 bench-convert: install
-	$(PY) benchmarks/convert_roundtrip.py
-	$(PY) benchmarks/results_table.py
+	$(PY) benchmarks/convert_roundtrip.py $(RECORD_FLAG)
+	$(RESULTS_TABLE)
 
 bench-reference: install
 	test -x $(REFERENCE_VENV)/bin/python || python3 -m venv $(REFERENCE_VENV)
 	$(PY) -c "import torch; print('torch==' + torch.__version__.split('+')[0])" > $(REFERENCE_VENV)/constraints.txt
 	$(REFERENCE_VENV)/bin/python -c "import torch" 2>/dev/null || $(REFERENCE_VENV)/bin/pip install -q -c $(REFERENCE_VENV)/constraints.txt torch
 	$(REFERENCE_VENV)/bin/pip install -q -c $(REFERENCE_VENV)/constraints.txt flair -e .
-	$(REFERENCE_VENV)/bin/python benchmarks/reference_training.py --json benchmarks/results/reference_training.json
-	$(PY) benchmarks/results_table.py
+	$(REFERENCE_VENV)/bin/python benchmarks/reference_training.py $(RECORD_FLAG)
+	$(RESULTS_TABLE)
 
 # The config reference, docs/config.md, from the keys' descriptions in crftag/config/sections.py.
 docs: install
@@ -118,49 +127,49 @@ clean:
 
 # int8 weights against float32 for en-ner on eng.testb and en-pos on EWT test: file size,
 # tokens/s (2 threads, batch 64) and the F1/accuracy change, in torch (dynamic quantization) and
-# in the exported NumPy runtime (about a minute on 2 cores); writes benchmarks/results/int8.json.
+# in the exported NumPy runtime (about a minute on 2 cores); writes int8.json.
 bench-int8: install
-	$(PY) benchmarks/int8.py
+	$(PY) benchmarks/int8.py $(RECORD_FLAG)
 
 # crftag serve's requests/s, tokens/s, latency and RSS under 1-32 loopback clients, against predict (~2 min on 2 cores).
 bench-serve: install
-	$(PY) benchmarks/serve_load.py
-	$(PY) benchmarks/results_table.py
+	$(PY) benchmarks/serve_load.py $(RECORD_FLAG)
+	$(RESULTS_TABLE)
 
 # Partial labels: half of eng.train's entities removed (seeded), trained as O, as unknown, and the
 # full data, one short recipe (EPOCHS); about 5 minutes a variant on 2 cores at 6 epochs. Writes
-# benchmarks/results/partial_labels.json.
+# partial_labels.json.
 EPOCHS ?= 6
 bench-partial: install
-	$(PY) benchmarks/partial_labels.py --epochs $(EPOCHS)
+	$(PY) benchmarks/partial_labels.py --epochs $(EPOCHS) $(RECORD_FLAG)
 
 # Adapting to a new genre with train.init_from on UD English-EWT: a base UPOS model on four genres,
 # adapted with 300 reviews sentences, against training on them from scratch and against no
-# adaptation (about a minute on 2 cores); writes benchmarks/results/adaptation.json.
+# adaptation (about a minute on 2 cores); writes adaptation.json.
 bench-adaptation: install
-	$(PY) benchmarks/adaptation.py
+	$(PY) benchmarks/adaptation.py $(RECORD_FLAG)
 
 # Each command (train, predict on both runtimes, eval, serve) alone, beside a busy loop and beside
 # a second crftag training, and two trainings at once: wall-time ratios to alone in the same
 # run, target <= 2.5x on 2 cores (about 15 minutes; QUICK=1 one round, a few minutes). Writes
-# benchmarks/results/contention.json.
+# contention.json.
 bench-contention: install
-	$(PY) benchmarks/contention.py $(if $(QUICK),--quick)
-	$(PY) benchmarks/results_table.py
+	$(PY) benchmarks/contention.py $(if $(QUICK),--quick) $(RECORD_FLAG)
+	$(RESULTS_TABLE)
 
 # tokens/s of examples/cluster/ray_predict.py and spark_predict.py beside crftag predict --jobs 2
 # on the same text, whole commands, in one run (docs/cluster.md; 14 minutes on a busy 2-core machine).
-# Writes benchmarks/results/cluster.json.
+# Writes cluster.json.
 bench-cluster: install
 	$(PY) -m pip install -q -e '.[dev,ray,spark]'
-	$(PY) benchmarks/cluster.py
+	$(PY) benchmarks/cluster.py $(RECORD_FLAG)
 
 # Active learning simulated on CoNLL-2003 eng.train (docs/active-learning.md): every selection
 # strategy and random, from the same 1% seed, rounds of a fixed number of tokens; a few hours on
 # 2 cores. QUICK=1: a minutes-long smoke setting (no result). Writes
-# benchmarks/results/active_learning.json and active_learning.png.
+# active_learning.json and active_learning.png.
 bench-active: install
-	$(PY) benchmarks/active_learning.py $(if $(QUICK),--quick,--full-reference)
+	$(PY) benchmarks/active_learning.py $(if $(QUICK),--quick,--full-reference) $(RECORD_FLAG)
 
 # Your own data (docs/your-data.md): the CoNLL-2003 recipe, init_from en-ner with and without
 # label_map, crftag tune (TUNE_MINUTES), on BC5CDR AutoNER's dictionaries as model.lexicons, and
@@ -168,7 +177,7 @@ bench-active: install
 # (benchmarks/char_lm_text.py) and fastText vectors of all of it, on the Broad Twitter Corpus
 # and BC5CDR, fetched with the dictionaries and the text from their public repositories into
 # CORPORA; then the same resources on CoNLL-2003 (bench-your-data-conll03); hours on 2 cores,
-# resumable. Writes benchmarks/results/your_data.json.
+# resumable. Writes your_data.json.
 CORPORA ?= runs/corpora
 TUNE_MINUTES ?= 60
 LM_MINUTES ?= 50
@@ -194,7 +203,7 @@ bench-your-data: install
 	for corpus in btc bc5cdr; do \
 		dir=$(CORPORA)/$$corpus; \
 		$(PY) benchmarks/your_data.py $$corpus --data $$dir --char-lm $$dir/lm \
-			--vectors $$dir/vectors.bin --tune-minutes $(TUNE_MINUTES) || exit 1; \
+			--vectors $$dir/vectors.bin --tune-minutes $(TUNE_MINUTES) $(RECORD_FLAG) || exit 1; \
 	done
 	$(MAKE) bench-your-data-conll03
 
@@ -203,12 +212,12 @@ bench-your-data: install
 bench-your-data-conll03: install
 	$(call domain_resources,conll03,$(CONLL)/eng.testa $(CONLL)/eng.testb)
 	$(PY) benchmarks/your_data.py conll03 --data $(CONLL) --char-lm $(CORPORA)/conll03/lm \
-		--vectors $(CORPORA)/conll03/vectors.bin
+		--vectors $(CORPORA)/conll03/vectors.bin $(RECORD_FLAG)
 
 # Text as people type it (docs/robustness.md): en-ner on eng.testb and en-pos on EWT test, as
 # published and lower-, upper-, title-cased and with typos, against the targets; then the
 # training-time cost of augmentation (about 10 minutes on 2 cores). Writes
-# benchmarks/results/robustness.json.
+# robustness.json.
 bench-robustness: install
-	$(PY) benchmarks/robustness.py
-	$(PY) benchmarks/robustness.py --cost
+	$(PY) benchmarks/robustness.py $(RECORD_FLAG)
+	$(PY) benchmarks/robustness.py --cost $(RECORD_FLAG)

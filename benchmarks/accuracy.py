@@ -3,13 +3,13 @@ model, and report per seed, mean and standard deviation.
 
     python benchmarks/accuracy.py [--seeds 1 2 3] [--configs configs/conll03.yaml ...]
                                   [--runs runs/accuracy] [--device auto] [--merge]
-                                  [--json benchmarks/results/accuracy.json]
-                                  [--results-md benchmarks/RESULTS.md]
+                                  [--record] [--json PATH] [--results-md PATH]
 
 By default: configs/conll03.yaml and configs/ud_ewt_upos.yaml with seeds 1, 2 and 3, the feature
 CRF (configs/conll03_features.yaml) with seed 1, and the CRFsuite baseline on the same split when
-python-crfsuite is installed. Writes benchmarks/results/accuracy.json, regenerates
-benchmarks/RESULTS.md from the results folder (results_table.py) and prints the accuracy table.
+python-crfsuite is installed. Writes runs/bench/accuracy.json and prints the accuracy table;
+with --record it replaces benchmarks/results/accuracy.json (benchmarks/output.py) and regenerates
+benchmarks/RESULTS.md from the results folder (results_table.py).
 A run directory that already holds a finished run (metrics.json) is reused, so an
 interrupted benchmark continues where it stopped; --merge keeps the JSON's entries for the configs
 not named (re-benchmarking one recipe without re-training the others). Hours of CPU time: never
@@ -35,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
+import output  # noqa: E402
 import results_table  # noqa: E402
 
 DEFAULT_CONFIGS = ["configs/conll03.yaml", "configs/ud_ewt_upos.yaml"]
@@ -108,12 +109,13 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
     parser.add_argument("--runs", default=os.path.join(ROOT, "runs", "accuracy"))
     parser.add_argument("--device", default="auto")
-    parser.add_argument("--json", default=os.path.join(HERE, "results", "accuracy.json"))
+    parser.add_argument("--json", help="write here instead (default: see --record)")
     parser.add_argument(
         "--results-md",
-        default=results_table.OUTPUT,
-        help="Markdown file regenerated from the JSON files beside --json",
+        help="Markdown file regenerated from the JSON files beside --json "
+        "(default with --record: benchmarks/RESULTS.md; without, none)",
     )
+    output.add_record_option(parser)
     parser.add_argument(
         "--merge",
         action="store_true",
@@ -121,6 +123,10 @@ def main() -> None:
         "CRFsuite baseline), so one recipe can be re-benchmarked without re-training the others",
     )
     args = parser.parse_args()
+    previous_json = args.json or output.previous_path("accuracy.json", args.record)
+    args.json = args.json or output.result_path("accuracy.json", args.record)
+    if args.record and not args.results_md:
+        args.results_md = results_table.OUTPUT
     report = {
         "machine": {
             "cpu": platform.processor() or platform.machine(),
@@ -129,9 +135,9 @@ def main() -> None:
         },
         "results": {},
     }
-    if args.merge and os.path.exists(args.json):
+    if args.merge and os.path.exists(previous_json):
         # Earlier entries keep their own per-seed figures; only the configs named now are re-run.
-        with open(args.json, encoding="utf-8") as handle:
+        with open(previous_json, encoding="utf-8") as handle:
             previous = json.load(handle)
         report["results"] = previous.get("results", {})
         if "crfsuite_baseline" in previous:
@@ -145,22 +151,24 @@ def main() -> None:
             "test": summarise([s["test"] for s in seeds if s["test"] is not None]),
         }
     if any(config.endswith("conll03_features.yaml") for config in args.configs):
-        report["crfsuite_baseline"] = crfsuite_baseline()
+        report["crfsuite_baseline"] = crfsuite_baseline(args.record)
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     with open(args.json, "w", encoding="utf-8") as handle:
         json.dump(report, handle, indent=2)
         handle.write("\n")
-    results_table.write(os.path.dirname(os.path.abspath(args.json)), args.results_md)
+    if args.results_md:
+        results_table.write(os.path.dirname(os.path.abspath(args.json)), args.results_md)
     print("\n".join(results_table.accuracy_table(report)))
 
 
-def crfsuite_baseline() -> dict | None:
+def crfsuite_baseline(record: bool) -> dict | None:
     """benchmarks/crfsuite_baseline.py's result (reused when its JSON exists, like finished
     runs), or None without python-crfsuite."""
-    path = os.path.join(HERE, "results", "crfsuite_baseline.json")
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as handle:
+    previous = output.previous_path("crfsuite_baseline.json", record)
+    if os.path.exists(previous):
+        with open(previous, encoding="utf-8") as handle:
             return json.load(handle)
+    path = output.result_path("crfsuite_baseline.json", record)
     try:
         import pycrfsuite  # noqa: F401
     except ImportError:

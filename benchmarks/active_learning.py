@@ -2,7 +2,7 @@
 sentences a strategy selects.
 
     python benchmarks/active_learning.py [--quick] [--rounds R] [--round-tokens T] [--epochs E]
-        [--pool-fraction F] [--seed S] [--strategies ...] [--full-reference] [--out DIR]
+        [--pool-fraction F] [--seed S] [--strategies ...] [--full-reference] [--record] [--out DIR]
 
 The pool is eng.train (or a seeded fraction of it). Every strategy starts from the same seeded
 sentences, 1% of eng.train's; each round trains a model from scratch on the labelled set
@@ -13,10 +13,10 @@ predictions, what ``crftag select`` ranks by) until T more tokens are labelled. 
 round's model is scored once on test (eng.testb). With ``--full-reference`` a model is also
 trained on the whole pool with the same recipe, for the "99% of full-data F1" target.
 
-Writes benchmarks/results/active_learning.json, active_learning.png (dev F1 against labelled
-tokens) and prints a table; finished strategies are kept as they end, so an interrupted run
-resumes where it stopped. ``--quick`` is a minutes-long setting that shows the machinery
-working, not a result.
+Writes active_learning.json and active_learning.png (dev F1 against labelled tokens) into
+runs/bench/ (with ``--record``, benchmarks/results/: benchmarks/output.py) and prints a table;
+finished strategies are kept as they end, so an interrupted run resumes where it stopped.
+``--quick`` is a minutes-long setting that shows the machinery working, not a result.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
+import output  # noqa: E402  (benchmarks/output.py, beside this script)
 import torch  # noqa: E402
 from provenance import commit  # noqa: E402  (benchmarks/provenance.py, beside this script)
 
@@ -44,7 +45,6 @@ from crftag.training.run import train_in_memory  # noqa: E402
 
 CONLL = os.path.join(ROOT, "..", "shared", "data", "conll2003")
 CONFIG = os.path.join(ROOT, "configs", "conll03.yaml")
-RESULTS = os.path.join(HERE, "results")
 QUICK = {
     "rounds": 4,
     "round_tokens": 2000,
@@ -213,8 +213,10 @@ def arguments() -> argparse.Namespace:
     parser.add_argument(
         "--threads", type=int, default=1, help="torch threads (more than the free cores thrash)"
     )
-    parser.add_argument("--out", default=RESULTS)
+    parser.add_argument("--out", help="folder to write into (default: see --record)")
+    output.add_record_option(parser)
     args = parser.parse_args()
+    args.out = args.out or output.results_dir(args.record)
     for name, value in (QUICK if args.quick else FULL).items():
         if getattr(args, name) is None:
             setattr(args, name, value)

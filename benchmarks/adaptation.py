@@ -17,7 +17,8 @@ genres' test sentences (those whose tags the model knows): how much of the old d
 keeps. One recipe for all (configs/sample_pos.yaml-like: no pretrained vectors, char CNN, 64
 units, Adam), seed 1, the last epoch's weights (no dev set is used). The bundled en-pos is not
 the base: it was trained on all of EWT train + dev, reviews included. Writes
-benchmarks/results/adaptation.json and prints it.
+runs/bench/adaptation.json (with --record, benchmarks/results/adaptation.json:
+benchmarks/output.py) and prints it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
+import output  # noqa: E402  (benchmarks/output.py, beside this script)
 import torch  # noqa: E402
 
 from crftag.config.sections import Config  # noqa: E402
@@ -128,6 +130,7 @@ def main() -> None:
     parser.add_argument("--adapt-sentences", type=int, default=300)
     parser.add_argument("--base-epochs", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=10)
+    output.add_record_option(parser)
     args = parser.parse_args()
     torch.set_num_threads(2)
     train = read_genres(os.path.join(EWT, "en_ewt-ud-train.conllu"))
@@ -169,7 +172,8 @@ def main() -> None:
         },
         "rows": rows,
     }
-    with open(os.path.join(HERE, "results", "adaptation.json"), "w", encoding="utf-8") as handle:
+    path = output.result_path("adaptation.json", args.record)
+    with open(path, "w", encoding="utf-8") as handle:
         handle.write(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
 

@@ -8,9 +8,9 @@ Each NAME=MODEL (a run directory or a checkpoint; by default runs/models/NAME) i
 the model's config (`data.test`): the model in torch, float32, and the packed file on the NumPy
 runtime that tags a bundled name. Entity micro F1 for a span model, token accuracy otherwise, as
 `crftag eval` scores them. A packed file within 0.05 points of its model replaces
-crftag/models/NAME.npz; one further off is refused and the command exits 1. Writes
-benchmarks/results/bundled_models.json (rows of models not named are kept, with their date
-and commit).
+crftag/models/NAME.npz; one further off is refused and the command exits 1. Writes the scores
+to runs/bench/bundled_models.json, or with --record to benchmarks/results/bundled_models.json
+(benchmarks/output.py); rows of models not named are kept, with their date and commit.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
+from benchmarks import output  # noqa: E402
 from benchmarks.provenance import commit  # noqa: E402
 from crftag.inference.array_tagger import ArrayTagger  # noqa: E402
 from crftag.inference.tagger import Tagger  # noqa: E402
@@ -34,7 +35,6 @@ from crftag.modelfiles.registry import BUNDLED_MODELS, MODELS_DIR  # noqa: E402
 from crftag.scoring.evaluate import headline, score_sentences  # noqa: E402
 
 TOLERANCE = 0.05  # points of F1 or accuracy the packed file may lose or gain
-RESULTS = os.path.join(HERE, "results", "bundled_models.json")
 
 
 def pack(name: str, source: str) -> dict:
@@ -71,12 +71,13 @@ def pack(name: str, source: str) -> dict:
     return row
 
 
-def kept_rows(rows: list[dict]) -> list[dict]:
+def kept_rows(rows: list[dict], record: bool) -> list[dict]:
     """The rows of the results file for the bundled models not packed now, each with the date
     and commit it was packed at."""
-    if not os.path.exists(RESULTS):
+    previous = output.previous_path("bundled_models.json", record)
+    if not os.path.exists(previous):
         return []
-    with open(RESULTS, encoding="utf-8") as stream:
+    with open(previous, encoding="utf-8") as stream:
         earlier = json.load(stream)
     packed_now = {row["name"] for row in rows}
     stamp = {key: earlier[key] for key in ("date", "commit") if key in earlier}
@@ -92,6 +93,7 @@ def main() -> int:
         help="bundled name and the run directory or checkpoint to pack (default: every bundled "
         "model from runs/models/NAME)",
     )
+    output.add_record_option(parser)
     args = parser.parse_args()
     pairs = [item.split("=", 1) for item in args.models] or [
         [name, os.path.join("runs", "models", name)] for name in BUNDLED_MODELS
@@ -109,8 +111,10 @@ def main() -> int:
         )
     for row in rows:
         row |= {"date": datetime.date.today().isoformat(), "commit": revision}
-    results = {"tolerance": TOLERANCE, "models": kept_rows(rows) + rows}
-    with open(RESULTS, "w", encoding="utf-8") as stream:
+    results = {"tolerance": TOLERANCE, "models": kept_rows(rows, args.record) + rows}
+    with open(
+        output.result_path("bundled_models.json", args.record), "w", encoding="utf-8"
+    ) as stream:
         json.dump(results, stream, indent=1)
         stream.write("\n")
     return 0 if all(row["packed"] for row in rows) else 1

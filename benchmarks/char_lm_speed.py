@@ -1,10 +1,12 @@
-"""What `model.char_lm` or `model.truecaser` costs in tagging speed: the sample recipe
-(configs/sample.yaml) trained for one epoch without and with each `crftag pretrain` directory
-given (as `model.truecaser` where it holds a truecaser, else as `model.char_lm`), each tagging
-the same text with torch and with its NumPy export, in one run.
+"""What `model.char_lm` costs in tagging speed: the sample recipe (configs/sample.yaml)
+trained for one epoch without and with each `crftag pretrain` directory given as
+`model.char_lm`, each tagging the same text with torch and with its NumPy export, in one run.
 
     python benchmarks/char_lm_speed.py DIR... [--text FILE]
-        [--json benchmarks/results/char_lm_speed.json]
+        [--record] [--json PATH]
+
+Writes runs/bench/char_lm_speed.json; --record replaces benchmarks/results/char_lm_speed.json
+(benchmarks/output.py).
 
 FILE holds one tokenized sentence a line (default: the words of data/ner_sample.test.conll).
 Each path's two models are timed alternately, `predict_files` in-process (start-up excluded),
@@ -25,18 +27,11 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)
 
+import output  # noqa: E402  (benchmarks/output.py, beside this script)
 from crf_kernels import paired_seconds  # noqa: E402
 from runtime_speed import tagging_run  # noqa: E402
 
 SAMPLE = os.path.join(ROOT, "data", "ner_sample.test.conll")
-
-
-def config_key(pretrained: str) -> str:
-    """The config key that reads the ``crftag pretrain`` directory ``pretrained``."""
-    from crftag.modelfiles.char_lm_files import TRUECASER_FILE
-
-    holds_truecaser = os.path.isfile(os.path.join(pretrained, TRUECASER_FILE))
-    return "truecaser" if holds_truecaser else "char_lm"
 
 
 def trained(directory: str, pretrained: str | None) -> tuple[str, str]:
@@ -47,8 +42,7 @@ def trained(directory: str, pretrained: str | None) -> tuple[str, str]:
     run = os.path.join(directory, name)
     settings = ["--set", "train.epochs=1", "--device", "cpu", "--quiet"]
     if pretrained:
-        key = config_key(pretrained)
-        settings += ["--set", f"model.{key}={os.path.abspath(pretrained)}"]
+        settings += ["--set", f"model.char_lm={os.path.abspath(pretrained)}"]
     command = [sys.executable, "-m", "crftag", "train", "configs/sample.yaml", "-o", run]
     subprocess.run([*command, *settings], cwd=ROOT, check=True, capture_output=True)
     exported = run + ".npz"
@@ -75,7 +69,7 @@ def measure(directories: list[str], text: str | None) -> dict:
 
     from crftag.inference.array_tagger import ArrayTagger
     from crftag.inference.tagger import Tagger
-    from crftag.modelfiles.char_lm_files import load_char_lm, load_truecaser
+    from crftag.modelfiles.char_lm_files import load_char_lm
 
     torch.set_num_threads(2)
     with tempfile.TemporaryDirectory() as directory:
@@ -83,11 +77,9 @@ def measure(directories: list[str], text: str | None) -> dict:
         without = trained(directory, None)
         report = {"sentences": sentences, "tokens": tokens, "pretrained": []}
         for pretrained_dir in directories:
-            key = config_key(pretrained_dir)
-            loader = load_truecaser if key == "truecaser" else load_char_lm
-            pretrained = loader(pretrained_dir)
+            pretrained = load_char_lm(pretrained_dir)
             with_lm = trained(directory, pretrained_dir)
-            row = {"key": key, "hidden_size": pretrained.settings["hidden_size"]}
+            row = {"key": "char_lm", "hidden_size": pretrained.settings["hidden_size"]}
             for name, load, index in (("torch", Tagger.load, 0), ("numpy", ArrayTagger.load, 1)):
                 plain_s, lm_s, ratio = paired_seconds(
                     tagging_run(load(without[index]), source),
@@ -107,8 +99,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directories", nargs="+", help="crftag pretrain directories.")
     parser.add_argument("--text", help="One tokenized sentence a line.")
-    parser.add_argument("--json", default=os.path.join(HERE, "results", "char_lm_speed.json"))
+    parser.add_argument("--json", help="write here instead (default: see --record)")
+    output.add_record_option(parser)
     options = parser.parse_args()
+    options.json = options.json or output.result_path("char_lm_speed.json", options.record)
     report = measure(options.directories, options.text)
     for row in report["pretrained"]:
         for name in ("torch", "numpy"):

@@ -1,7 +1,7 @@
 """Tokens/s of the Ray and Spark examples beside `crftag predict --jobs 2`, whole commands, in
 one run on this machine (`make bench-cluster`; docs/cluster.md).
 
-    python benchmarks/cluster.py [--repeat 4] [--runs 1] [--results FILE]
+    python benchmarks/cluster.py [--repeat 4] [--runs 1] [--record] [--results FILE]
 
 The text of `eng.testb` (one sentence a line, `-DOCSTART-` dropped) repeated REPEAT times is
 tagged with the bundled `en-ner` into JSON lines by each command, in turn, RUNS times:
@@ -12,8 +12,9 @@ tagged with the bundled `en-ner` into JSON lines by each command, in turn, RUNS 
 
 Each command is also timed on a one-line file: its fixed cost (interpreter, engine start-up,
 model loading, job planning), which the whole-command figure includes. Prints and writes
-(benchmarks/results/cluster.json) the median wall time, tokens/s with and without the fixed
-cost, the ratio to predict --jobs 2, and whether each output is predict's bytes.
+(runs/bench/cluster.json; --record: benchmarks/results/, benchmarks/output.py) the median wall
+time, tokens/s with and without the fixed cost, the ratio to predict --jobs 2, and whether each
+output is predict's bytes.
 """
 
 from __future__ import annotations
@@ -32,10 +33,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
+from benchmarks import output  # noqa: E402
 from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
 
 TEST_FILE = os.path.join(ROOT, "..", "shared", "data", "conll2003", "eng.testb")
-RESULTS = os.path.join(HERE, "results", "cluster.json")
 COMMANDS = {
     "predict --jobs 2": ["-m", "crftag", "predict", "-m", "en-ner", "--format", "jsonl"]
     + ["--jobs", "2", "{texts}"],
@@ -67,8 +68,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=4, help="copies of eng.testb's text")
     parser.add_argument("--runs", type=int, default=1)
-    parser.add_argument("--results", default=RESULTS, help="JSON file to write")
+    parser.add_argument("--results", help="JSON file to write (default: see --record)")
+    output.add_record_option(parser)
     arguments = parser.parse_args()
+    arguments.results = arguments.results or output.result_path("cluster.json", arguments.record)
     lines = [" ".join(s.tokens) for s in read_corpus(TEST_FILE, ColumnSpec()) if s.tokens]
     lines *= arguments.repeat
     tokens = sum(len(line.split()) for line in lines)

@@ -28,7 +28,8 @@ second ``crftag train configs/sample.yaml`` running in a loop (both cores asked 
 is reported. Then two trainings are started together, and each one's wall time is divided by
 the alone time of its round. Targets on 2 cores: every ratio <= 2.5 (a fair share of two cores
 between two jobs of two threads is 2x); for training, <= 2 beside a busy loop and <= 1.5 for
-two at once. Writes benchmarks/results/contention.json; a table to stdout, progress to stderr.
+two at once. Writes runs/bench/contention.json (--record: benchmarks/results/,
+benchmarks/output.py); a table to stdout, progress to stderr.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 
+import output  # noqa: E402  (benchmarks/output.py, beside this script)
 from serve_load import free_port, git_commit, start_server, stop_server  # noqa: E402
 
 from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
@@ -372,11 +374,13 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--requests", type=int, default=1000, help="serve requests timed")
     parser.add_argument("--quick", action="store_true", help="one round, 200 requests")
-    parser.add_argument("--json", default=os.path.join(HERE, "results", "contention.json"))
+    parser.add_argument("--json", help="write here instead (default: see --record)")
+    output.add_record_option(parser)
     parser.add_argument(
         "--epochs-only", action="store_true", help="the quiet epochs alone, printed, no JSON"
     )
     args = parser.parse_args()
+    args.json = args.json or output.result_path("contention.json", args.record)
     if args.epochs_only:
         with tempfile.TemporaryDirectory() as directory:
             epochs = quiet_epochs(args.rounds, directory)

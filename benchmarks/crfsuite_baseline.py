@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
+from benchmarks import output  # noqa: E402
 from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
 from crftag.data.schemes import convert  # noqa: E402
 from crftag.scoring.evaluate import score  # noqa: E402
@@ -68,8 +69,10 @@ def main() -> None:
     parser.add_argument("--dev", default=os.path.join(CONLL, "eng.testa"))
     parser.add_argument("--test", default=os.path.join(CONLL, "eng.testb"))
     parser.add_argument("--iterations", type=int, default=100)
-    parser.add_argument("--json", default=os.path.join(HERE, "results", "crfsuite_baseline.json"))
+    parser.add_argument("--json", help="write here instead (default: see --record)")
+    output.add_record_option(parser)
     args = parser.parse_args()
+    args.json = args.json or output.result_path("crfsuite_baseline.json", args.record)
 
     started = time.perf_counter()
     trainer = pycrfsuite.Trainer(verbose=False)

@@ -15,7 +15,8 @@ UD English-EWT test (token accuracy), five ways of running the bundled model:
 Tokens/s is the best of five passes over the whole file after a warm-up on 64 sentences, batch
 64, torch on 2 threads (NumPy's BLAS too); loading is not timed. The rule for making int8 the
 default: at most 0.2 F1 / 0.1 accuracy points lost against torch fp32, and at least 1.3x the
-tokens/s of fp32 on the same path. Prints a table; writes benchmarks/results/int8.json.
+tokens/s of fp32 on the same path. Prints a table; writes runs/bench/int8.json
+(--record: benchmarks/results/int8.json, benchmarks/output.py).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ sys.path.insert(0, ROOT)
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from benchmarks import output  # noqa: E402
 from crftag.data.conll import ColumnSpec, document_keys, read_corpus  # noqa: E402
 from crftag.inference.tagger import Tagger  # noqa: E402
 from crftag.modelfiles.checkpoint import export_arrays, load_model, model_payload  # noqa: E402
@@ -252,8 +254,10 @@ def table(models: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="timed passes per variant")
-    parser.add_argument("--json", default=os.path.join(HERE, "results", "int8.json"))
+    parser.add_argument("--json", help="write here instead (default: see --record)")
+    output.add_record_option(parser)
     options = parser.parse_args()
+    options.json = options.json or output.result_path("int8.json", options.record)
     torch.set_num_threads(THREADS)
     with tempfile.TemporaryDirectory() as folder:
         models = [measure(*case, folder, options.repeats) for case in CASES]

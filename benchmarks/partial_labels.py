@@ -2,14 +2,15 @@
 unknown, against the full data.
 
     python benchmarks/partial_labels.py [--epochs N] [--seed S] [--fraction F] [--out DIR]
+        [--record]
 
 A seeded random ``fraction`` of the entities of eng.train (spans by conlleval's rules) lose their
 annotation. Three models are trained with one recipe (configs/conll03.yaml with
 ``train.epochs=N``, seed S): (a) the removed entities' tokens tagged ``O``, the usual way missing
 annotations end up in data; (b) the same tokens tagged ``?``, unknown, so training sums over every
 tag they could take (docs/partial-labels.md); (c) the full eng.train. Writes
-benchmarks/results/partial_labels.json with the dev (eng.testa) and test (eng.testb) F1 of each
-(best-on-dev epoch), and prints it.
+runs/bench/partial_labels.json (--record: benchmarks/results/, benchmarks/output.py) with the
+dev (eng.testa) and test (eng.testb) F1 of each (best-on-dev epoch), and prints it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
+from benchmarks import output  # noqa: E402
 from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
 from crftag.data.schemes import to_spans  # noqa: E402
 
@@ -100,6 +102,7 @@ def main() -> None:
     parser.add_argument("--fraction", type=float, default=0.5)
     parser.add_argument("--out", default=os.path.join(ROOT, "runs", "partial_labels"))
     parser.add_argument("--only", nargs="*", choices=list(VARIANTS), default=list(VARIANTS))
+    output.add_record_option(parser)
     args = parser.parse_args()
 
     os.makedirs(args.out, exist_ok=True)
@@ -132,7 +135,7 @@ def write_result(args: argparse.Namespace, summary: dict, rows: dict) -> dict:
         ),
         "variants": {name: rows[name] for name in VARIANTS if name in rows},
     }
-    with open(os.path.join(HERE, "results", "partial_labels.json"), "w", encoding="utf-8") as f:
+    with open(output.result_path("partial_labels.json", args.record), "w", encoding="utf-8") as f:
         f.write(json.dumps(result, indent=2) + "\n")
     return result
 

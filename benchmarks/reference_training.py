@@ -1,7 +1,10 @@
 """Training speed against a reference BiLSTM-CRF toolkit (flair), on the same machine, the same
 CoNLL-2003 batches and the same network shape, timed in one process.
 
-    python benchmarks/reference_training.py [--batches 200] [--rounds 2] [--json out.json]
+    python benchmarks/reference_training.py [--batches 200] [--rounds 2] [--record] [--json PATH]
+
+Writes runs/bench/reference_training.json; --record replaces
+benchmarks/results/reference_training.json (benchmarks/output.py).
 
 flair is not a dependency of crftag: `make bench-reference` installs it (with torch pinned to the
 CPU build) in its own virtual environment, .venv-reference.
@@ -29,6 +32,7 @@ import random
 import sys
 import time
 
+import output  # benchmarks/output.py, beside this script
 import torch
 
 from crftag.config.sections import load_config
@@ -164,8 +168,10 @@ def main():
     parser.add_argument("--batches", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--json", help="write here instead (default: see --record)")
+    output.add_record_option(parser)
     args = parser.parse_args()
+    args.json = args.json or output.result_path("reference_training.json", args.record)
     torch.set_num_threads(args.threads)
     torch.manual_seed(1)
     sentences = read_train()
@@ -206,9 +212,8 @@ def main():
             f"{figures['epoch_seconds_scaled']:>10,.0f} s per eng.train epoch (scaled)"
         )
     print(f"crftag is {report['speedup']:.2f}x faster per training step")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(report, handle, indent=2)
+    with open(args.json, "w", encoding="utf-8") as handle:
+        json.dump(report, handle, indent=2)
 
 
 if __name__ == "__main__":

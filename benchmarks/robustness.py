@@ -12,7 +12,8 @@ Scores `--ner` (default `en-ner`) on CoNLL-2003 `eng.testb` (entity F1) and `--p
 `en-pos`) on UD English-EWT test (UPOS accuracy), as published and on copies with every word
 lower-cased, upper-cased, title-cased, or with one typo in `--typo-rate` of the words of 4
 letters or more (`crftag eval --perturb`, seeded by `--seed`), against the targets of
-docs/robustness.md. The rows are kept in `benchmarks/results/robustness.json` under `--label`
+docs/robustness.md. The rows are kept in runs/bench/robustness.json (``--record``: the committed
+`benchmarks/results/robustness.json`, benchmarks/output.py) under `--label`
 (`before`: the models as bundled; `after`: the augmented models), so both stay side by side.
 
 `--cost` times the training of the bundled NER recipe (`configs/en-ner.yaml`) on the first
@@ -39,6 +40,7 @@ sys.path.insert(0, ROOT)
 
 import torch  # noqa: E402
 
+from benchmarks import output  # noqa: E402
 from crftag.scoring.evaluate import headline, score_sentences  # noqa: E402
 from crftag.scoring.robustness import score_perturbed  # noqa: E402
 from crftag.scoring.tables import fixed_width  # noqa: E402
@@ -54,7 +56,6 @@ TARGETS = {  # percent on the test set; docs/robustness.md
     "pos": {"as given": 96.0, "lower": 95.5},
 }
 AUGMENT = ["augment.lower=0.25", "augment.upper=0.15", "augment.title=0.05", "augment.typos=0.2"]
-RESULTS = os.path.join(HERE, "results", "robustness.json")
 
 
 def measure(task: str, model: str, seed: int, typo_rate: float) -> dict:
@@ -146,13 +147,16 @@ def main() -> None:
     parser.add_argument("--typo-rate", type=float, default=0.2)
     parser.add_argument("--cost", action="store_true", help="only the training-time cost")
     parser.add_argument("--cost-batches", type=int, default=150)
-    parser.add_argument("--json", default=RESULTS)
+    parser.add_argument("--json", help="write here instead (default: see --record)")
+    output.add_record_option(parser)
     options = parser.parse_args()
+    previous = options.json or output.previous_path("robustness.json", options.record)
+    options.json = options.json or output.result_path("robustness.json", options.record)
     from provenance import commit  # benchmarks/provenance.py, beside this script
 
     results = {}
-    if os.path.exists(options.json):
-        with open(options.json, encoding="utf-8") as stream:
+    if os.path.exists(previous):
+        with open(previous, encoding="utf-8") as stream:
             results = json.load(stream)
     stamp = {"date": datetime.date.today().isoformat(), "commit": commit()}
     if options.cost:

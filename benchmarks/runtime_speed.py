@@ -1,7 +1,7 @@
 """The exported NumPy runtime against the torch path, measured in one run: start-up, throughput
 and size for torch fp32, exported fp32 and exported int8 (section 6 of benchmarks/speed.py).
 
-    python benchmarks/runtime_speed.py [--json benchmarks/results/runtime_speed.json]
+    python benchmarks/runtime_speed.py [--record] [--json PATH]
 
 The bundled en-ner ships int8; the torch checkpoint and the fp32 export are written from it (the
 same weights, dequantized) for the run. Start-up is the median wall time of 5 runs of
@@ -27,6 +27,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)
 
+import output  # noqa: E402  (benchmarks/output.py, beside this script)
 from crf_kernels import paired_seconds  # noqa: E402
 
 CONLL = os.path.join(ROOT, "..", "shared", "data", "conll2003")
@@ -180,8 +181,10 @@ def rows(report: dict) -> list[tuple[str, str, str, str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", default=os.path.join(HERE, "results", "runtime_speed.json"))
+    parser.add_argument("--json", help="write here instead (default: see --record)")
+    output.add_record_option(parser)
     args = parser.parse_args()
+    args.json = args.json or output.result_path("runtime_speed.json", args.record)
     report = measure()
     with open(args.json, "w", encoding="utf-8") as handle:
         json.dump(report, handle, indent=2)

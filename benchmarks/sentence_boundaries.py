@@ -1,7 +1,7 @@
 """Sentence-boundary errors of crftag's document splitter, against gold sentences.
 
     python benchmarks/sentence_boundaries.py [--splitter segtok segtok-plain pysbd]
-        [--examples 5] [--repeats 3] [--json benchmarks/results/sentence_boundaries.json]
+        [--examples 5] [--repeats 3] [--record] [--json PATH]
 
 Each splitter runs through crftag.data.sentences.split_sentences_with, so all are measured
 through the same paragraph split and the same mapping of sentence strings back to offsets:
@@ -41,6 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
+from benchmarks import output  # noqa: E402
 from crftag.data.conll import ColumnSpec, open_binary, read_columns, read_corpus  # noqa: E402
 from crftag.data.sentences import split_sentences, split_sentences_with  # noqa: E402
 
@@ -210,8 +211,10 @@ def main(argv=None) -> None:
     parser.add_argument("--splitter", nargs="+", choices=SPLITTERS, default=list(SPLITTERS))
     parser.add_argument("--examples", type=int, default=0, metavar="N")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--json", default=os.path.join(HERE, "results", "sentence_boundaries.json"))
+    parser.add_argument("--json", help="write here instead (default: see --record)")
+    output.add_record_option(parser)
     args = parser.parse_args(argv)
+    args.json = args.json or output.result_path("sentence_boundaries.json", args.record)
 
     ud = ud_documents(CORPORA["ud_ewt_test"])
     corpora = {

@@ -17,7 +17,8 @@ input, 3 runs each). The server's tokens/s at the most concurrent level should b
 and its p99 latency there < 250 ms. The client is plain asyncio streams (uvloop when installed,
 as the server uses it), kept cheap since it shares the machine's cores with the server. The
 server is stopped with SIGTERM and must exit 0. Everything has a deadline (`--timeout`).
-Progress goes to stderr, a table to stdout; writes benchmarks/results/serve.json.
+Progress goes to stderr, a table to stdout; writes runs/bench/serve.json
+(--record: benchmarks/results/serve.json, benchmarks/output.py).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
+from benchmarks import output  # noqa: E402
 from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
 from crftag.scoring.tables import fixed_width  # noqa: E402
 
@@ -533,8 +535,10 @@ def main() -> int:
     parser.add_argument("--rss-requests", type=int, default=100_000)
     parser.add_argument("--timeout", type=float, default=1800, help="seconds for the whole run")
     parser.add_argument("--data", default=TEST_FILE, help="the CoNLL file of the sentences")
-    parser.add_argument("--json", default=os.path.join(HERE, "results", "serve.json"))
+    parser.add_argument("--json", help="write here instead (default: see --record)")
+    output.add_record_option(parser)
     args = parser.parse_args()
+    args.json = args.json or output.result_path("serve.json", args.record)
     parse_levels(args.levels)
     deadline = time.monotonic() + args.timeout
     sentences = read_sentences(args.data)

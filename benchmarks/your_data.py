@@ -3,7 +3,7 @@
 
     python benchmarks/your_data.py CORPUS --data DIR [--tune-minutes M] [--threads T] [--out DIR]
         [--char-lm LM_DIR] [--vectors VECTORS]
-    python benchmarks/your_data.py CORPUS --data DIR --record ROW=RUN_DIR --commit C
+    python benchmarks/your_data.py CORPUS --data DIR --from-run ROW=RUN_DIR --commit C
 
 CORPUS is one of :data:`CORPORA`; DIR holds its three files, taken from the public repository
 named beside it (``benchmarks/your_data_corpora.py`` copies them there from a clone; ``make
@@ -31,13 +31,13 @@ scratch row is configs/conll03.yaml as it is, and it has the resource rows only 
 trained on it, and the recipe tuned on it).
 
 Each row's run directory is kept under OUT/CORPUS; a rerun skips the rows already done (and
-continues the tuning study), so an interrupted benchmark resumes. ``--record ROW=RUN_DIR``
+continues the tuning study), so an interrupted benchmark resumes. ``--from-run ROW=RUN_DIR``
 takes a row from a finished ``crftag train`` run instead of training (only the recorded rows,
 unless ``--rows`` names others): its checkpoint's config must be the row's (file paths compared
 by name only) and its dictionary entries the files', its minutes are its epochs' time, and
-``--commit`` names the commit whose code trained it. Writes benchmarks/results/your_data.json
-(one entry per corpus; the rows of this run replace theirs, the others are kept) and prints
-the rows.
+``--commit`` names the commit whose code trained it. Writes runs/bench/your_data.json (with
+``--record``, benchmarks/results/your_data.json: benchmarks/output.py), one entry per corpus
+(the rows of this run replace theirs, the others are kept), and prints the rows.
 """
 
 from __future__ import annotations
@@ -59,8 +59,11 @@ from crftag.modelfiles.checkpoint import read_checkpoint
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import output  # noqa: E402  (benchmarks/output.py, beside this script)
+
 RECIPE = os.path.join(ROOT, "configs", "conll03.yaml")
-RESULTS = os.path.join(HERE, "results", "your_data.json")
 CRFTAG = [sys.executable, "-m", "crftag"]
 
 CORPORA = {
@@ -282,29 +285,32 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--tune-minutes", type=float, default=60.0)
     parser.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS of each run")
     parser.add_argument("--rows", nargs="*", default=None, help="default: every row")
-    parser.add_argument("--record", action="append", default=[], metavar="ROW=RUN_DIR")
-    parser.add_argument("--commit", help="the commit that trained the --record runs")
+    parser.add_argument("--from-run", action="append", default=[], metavar="ROW=RUN_DIR")
+    parser.add_argument("--commit", help="the commit that trained the --from-run runs")
     parser.add_argument("--char-lm", help="crftag pretrain's output, for the char_lm row")
     parser.add_argument("--vectors", help="a vector file of the domain, for the vectors row")
     parser.add_argument("--out", default=os.path.join(ROOT, "runs", "your_data"))
+    output.add_record_option(parser)
     args = parser.parse_args()
-    args.record = dict(item.partition("=")[::2] for item in args.record)
-    if any(not row or not run_dir for row, run_dir in args.record.items()):
-        parser.error("--record takes ROW=RUN_DIR")
-    if args.record and not args.commit:
-        parser.error("--record needs --commit, the commit whose code trained the run")
+    args.from_run = dict(item.partition("=")[::2] for item in args.from_run)
+    if any(not row or not run_dir for row, run_dir in args.from_run.items()):
+        parser.error("--from-run takes ROW=RUN_DIR")
+    if args.from_run and not args.commit:
+        parser.error("--from-run needs --commit, the commit whose code trained the run")
     return args
 
 
-def save(corpus: str, entry: dict) -> None:
-    """``entry`` into benchmarks/results/your_data.json; the keys and rows it lacks are kept."""
+def save(corpus: str, entry: dict, record: bool) -> None:
+    """``entry`` into your_data.json (benchmarks/output.py says which); the keys and rows it
+    lacks are kept."""
     results = {}
-    if os.path.exists(RESULTS):
-        with open(RESULTS, encoding="utf-8") as handle:
+    previous = output.previous_path("your_data.json", record)
+    if os.path.exists(previous):
+        with open(previous, encoding="utf-8") as handle:
             results = json.load(handle)
     kept = results.get(corpus, {})
     results[corpus] = kept | entry | {"rows": kept.get("rows", {}) | entry["rows"]}
-    with open(RESULTS, "w", encoding="utf-8") as handle:
+    with open(output.result_path("your_data.json", record), "w", encoding="utf-8") as handle:
         handle.write(json.dumps(results, indent=2) + "\n")
 
 
@@ -324,17 +330,19 @@ def main() -> None:
         with open(done_path, encoding="utf-8") as handle:
             done = json.load(handle)
     configs = row_configs(args.corpus, args.data, args.char_lm, args.vectors)
-    rows = args.rows or list(args.record) or list(configs)
-    unknown = sorted(row for row in {*rows, *args.record} if row not in configs)
+    rows = args.rows or list(args.from_run) or list(configs)
+    unknown = sorted(row for row in {*rows, *args.from_run} if row not in configs)
     if unknown:
         fail(f"{args.corpus} has no row {', '.join(unknown)} (its rows: {', '.join(configs)})")
     from provenance import commit  # benchmarks/provenance.py, beside this script
 
     measured_at = commit()
     for row in rows:
-        if row in args.record:
+        if row in args.from_run:
             try:
-                done[row] = recorded_row(row, configs[row], args.record[row], out_dir, args.commit)
+                done[row] = recorded_row(
+                    row, configs[row], args.from_run[row], out_dir, args.commit
+                )
             except (CrftagError, OSError) as error:
                 fail(str(error))
         elif row not in done:
@@ -345,11 +353,11 @@ def main() -> None:
     described = ("title", "source", "label_map", "dictionary")
     meta = {key: CORPORA[args.corpus][key] for key in described if key in CORPORA[args.corpus]}
     entry = dict(meta)
-    if any(row not in args.record for row in rows):  # a recorded row carries its own date
+    if any(row not in args.from_run for row in rows):  # a recorded row carries its own date
         entry |= {"date": datetime.date.today().isoformat(), "threads": args.threads}
     if "tune" in rows:
         entry["tune_minutes"] = args.tune_minutes
-    save(args.corpus, entry | {"rows": {row: done[row] for row in rows}})
+    save(args.corpus, entry | {"rows": {row: done[row] for row in rows}}, args.record)
 
 
 if __name__ == "__main__":

@@ -184,8 +184,9 @@ def test_saving_a_row_keeps_the_other_rows_and_keys(your_data, tmp_path, monkeyp
     rows = {"scratch": {"test_f1": 83.5}, "tune": {"test_f1": 84.22}}
     before = {"bc5cdr": {"title": "BC5CDR", "tune_minutes": 45.0, "rows": rows}}
     results.write_text(json.dumps(before), encoding="utf-8")
-    monkeypatch.setattr(your_data, "RESULTS", str(results))
-    your_data.save("bc5cdr", {"title": "BC5CDR", "rows": {"dictionaries": {"test_f1": 82.55}}})
+    monkeypatch.setattr(your_data.output, "RESULTS", str(tmp_path))
+    entry = {"title": "BC5CDR", "rows": {"dictionaries": {"test_f1": 82.55}}}
+    your_data.save("bc5cdr", entry, record=True)
     saved = json.loads(results.read_text(encoding="utf-8"))["bc5cdr"]
     assert saved["tune_minutes"] == 45.0
     assert saved["rows"] == rows | {"dictionaries": {"test_f1": 82.55}}

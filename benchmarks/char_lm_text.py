@@ -43,9 +43,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
-from truecaser_text import sentence_lines  # noqa: E402
 from your_data_corpora import SOURCES, checkout  # noqa: E402
 
+from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
 from crftag.data.sentences import split_sentences  # noqa: E402
 from crftag.data.tokenize import tokenize  # noqa: E402
 
@@ -92,6 +92,11 @@ TEXTS = {
         "reader": "reuters",  # SGML stories, hard-wrapped
     },
 }
+
+
+def sentence_lines(path: str) -> list[str]:
+    """Each sentence of a CoNLL file as its words joined by single spaces."""
+    return [" ".join(sentence.tokens) for sentence in read_corpus(path, ColumnSpec())]
 
 
 def source_lines(path: str, reader: str) -> list[str]:

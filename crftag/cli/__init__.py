@@ -86,8 +86,7 @@ COMMANDS = {
     "pretrain": (
         "crftag.cli.pretraining",
         "pretrain",
-        "Train a forward and a backward character language model, or a truecaser, on unlabelled "
-        "text.",
+        "Train a forward and a backward character language model on unlabelled text.",
     ),
     "select": (
         "crftag.cli.selecting",

@@ -235,7 +235,13 @@ class ModelConfig:
     )
     freeze_embeddings: bool = _key(False, "Keep the word embeddings fixed during training.")
     lexicons: dict[str, str] | None = _key(None, "`{TYPE: file}` dictionaries (docs/your-data.md).")
-    char_lm: str | None = _key(None, "A `crftag pretrain` directory (docs/your-data.md).")
+    char_lm: str | None = _key(
+        None,
+        "Experimental: a `crftag pretrain` directory (docs/your-data.md). No gain at 10 MB on "
+        "2 cores: test F1 83.55 against 83.50 without (BC5CDR), 73.83 against 73.83 (Broad "
+        "Twitter Corpus), 90.13 against 90.96 (CoNLL-2003); one seed each, `make "
+        "bench-your-data`, 2026-11-26/27.",
+    )
     char_lm_finetune: bool = _key(False, "Train `char_lm`'s models too (default: kept as is).")
 
 

@@ -16,7 +16,6 @@ import torch
 from crftag.data.features import FeatureHasher
 from crftag.data.indices import group_ids, index_arrays, token_cache
 from crftag.data.lexicons import lexicon_arrays
-from crftag.data.truecase import truecaser_words
 from crftag.data.vocab import Vocabularies
 
 __all__ = [
@@ -45,8 +44,6 @@ class Encoded:
               (:mod:`crftag.data.lexicons`), or None for a model without dictionaries
     char_lm   (codes, lasts, firsts) of :meth:`crftag.data.char_codes.CharCodes.encode_words`
               for a model with character language models (``model.char_lm``), or None
-    truecaser the same of the words lower-cased, as the truecaser reads them
-              (:func:`crftag.data.truecase.truecaser_words`, ``model.truecaser``), or None
     """
 
     words: torch.Tensor
@@ -56,7 +53,6 @@ class Encoded:
     allowed: torch.Tensor | None = None
     lexicon: torch.Tensor | None = None
     char_lm: tuple[list[int], list[int], list[int]] | None = None
-    truecaser: tuple[list[int], list[int], list[int]] | None = None
 
 
 @dataclass
@@ -111,7 +107,6 @@ class Batch:
              unknown tags; a fully labelled row allows its own tag only, padding every tag
     lexicon  (B, T, L) long dictionary positions, 0 at padding, or None (no dictionaries)
     char_lm  what the character language models read (``model.char_lm``), or None
-    truecaser  what the truecaser reads (``model.truecaser``), or None
     """
 
     words: torch.Tensor
@@ -124,7 +119,6 @@ class Batch:
     allowed_tags: torch.Tensor | None = None
     lexicon: torch.Tensor | None = None
     char_lm: CharLMInputs | None = None
-    truecaser: CharLMInputs | None = None
 
     def to(self, device: torch.device) -> Batch:
         return Batch(
@@ -144,7 +138,6 @@ class Batch:
             ),
             lexicon=None if self.lexicon is None else self.lexicon.to(device, non_blocking=True),
             char_lm=None if self.char_lm is None else self.char_lm.to(device),
-            truecaser=None if self.truecaser is None else self.truecaser.to(device),
         )
 
 
@@ -185,17 +178,7 @@ def encode(
         char_lm=None
         if vocabularies.char_lm is None
         else vocabularies.char_lm.encode_words(list(tokens)),
-        truecaser=_truecaser_words(tokens, vocabularies),
     )
-
-
-def _truecaser_words(
-    tokens: Sequence[str], vocabularies: Vocabularies
-) -> tuple[list[int], list[int], list[int]] | None:
-    """What ``model.truecaser`` reads of a sentence, or None without one."""
-    if vocabularies.truecaser is None:
-        return None
-    return truecaser_words(tokens, vocabularies.truecaser, vocabularies.max_word_chars)
 
 
 def _encode_partial(
@@ -252,9 +235,6 @@ def collate(items: Sequence[Encoded]) -> Batch:
         char_lm=None
         if items[0].char_lm is None
         else CharLMInputs.collate([item.char_lm for item in items]),
-        truecaser=None
-        if items[0].truecaser is None
-        else CharLMInputs.collate([item.truecaser for item in items]),
     )
 
 
@@ -297,9 +277,6 @@ def encode_batch(sentences: Sequence[Sequence[str]], vocabularies: Vocabularies)
         char_lm=None
         if vocabularies.char_lm is None
         else CharLMInputs.collate([vocabularies.char_lm.encode_words(s) for s in sentences]),
-        truecaser=None
-        if vocabularies.truecaser is None
-        else CharLMInputs.collate([_truecaser_words(s, vocabularies) for s in sentences]),
     )
 
 

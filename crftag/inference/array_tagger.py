@@ -22,7 +22,6 @@ from crftag.crf.posteriors import (
 )
 from crftag.data.indices import batch_rows, group_ids, index_arrays
 from crftag.data.lexicons import lexicon_arrays
-from crftag.data.truecase import truecaser_words
 from crftag.data.vocab import Vocabularies
 from crftag.inference.array_confidence import span_confidences_arrays
 from crftag.inference.base import BatchScores, TaggerBase, existing_paths
@@ -39,8 +38,7 @@ class ArrayBatch:
     """A batch as index arrays: words (B, T), chars (B, T, C), lengths (B,), for a model
     with document context each position's document group (B, T), and for one with
     dictionaries each token's position in each type's match (B, T, L), and for one with
-    character language models (a truecaser) each sentence's codes and word edges
-    (``encode_words``, :func:`crftag.data.truecase.truecaser_words`)."""
+    character language models each sentence's codes and word edges (``encode_words``)."""
 
     words: np.ndarray
     chars: np.ndarray
@@ -48,7 +46,6 @@ class ArrayBatch:
     groups: np.ndarray | None
     lexicon: np.ndarray | None = None
     char_lm: list[tuple[list[int], list[int], list[int]]] | None = None
-    truecaser: list[tuple[list[int], list[int], list[int]]] | None = None
 
 
 class ArrayTagger(TaggerBase):
@@ -115,13 +112,7 @@ class ArrayTagger(TaggerBase):
             lexicon = None if lexicons is None else lexicon_arrays(batch, lexicons)
             codes = self.vocabularies.char_lm
             char_lm = None if codes is None else [codes.encode_words(list(s)) for s in batch]
-            truecaser = self._truecaser_words(batch)
-            yield indices, ArrayBatch(words, chars, lengths, groups, lexicon, char_lm, truecaser)
-
-    def _truecaser_words(self, batch: list[Sequence[str]]) -> list | None:
-        """What a model's truecaser reads of each sentence, or None without one."""
-        codes, limit = self.vocabularies.truecaser, self.vocabularies.max_word_chars
-        return None if codes is None else [truecaser_words(s, codes, limit) for s in batch]
+            yield indices, ArrayBatch(words, chars, lengths, groups, lexicon, char_lm)
 
     @contextmanager
     def _running(self) -> Iterator[None]:
@@ -144,7 +135,6 @@ class ArrayTagger(TaggerBase):
             self._loop_threads,
             lexicon=batch.lexicon,
             char_lm=batch.char_lm,
-            truecaser=batch.truecaser,
         )
 
     def _potentials(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

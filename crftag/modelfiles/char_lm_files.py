@@ -1,8 +1,7 @@
 """The directory ``crftag pretrain`` writes: ``char_lm.pt``, the two character language models
 with their character vocabulary, their settings and their held-out perplexity, and
-``perplexity.json``, the perplexity alone for people and scripts; or, with ``--objective
-truecase``, ``truecaser.pt`` and ``scores.json`` (held-out character accuracy and upper-case F1).
-Each file is written whole or not at all (:func:`crftag.modelfiles.checkpoint.write_checkpoint`).
+``perplexity.json``, the perplexity alone for people and scripts. Each file is written whole or
+not at all (:func:`crftag.modelfiles.checkpoint.write_checkpoint`).
 """
 
 from __future__ import annotations
@@ -16,26 +15,18 @@ from crftag.data.char_codes import CharCodes
 from crftag.errors import CrftagError
 from crftag.modelfiles.checkpoint import read_checkpoint, write_checkpoint
 from crftag.nn.char_lm import CharLanguageModels
-from crftag.nn.truecaser import Truecaser
 
 __all__ = [
     "CHAR_LM_FILE",
-    "TRUECASER_FILE",
     "PretrainedCharLM",
-    "PretrainedTruecaser",
     "char_lm_payload",
     "load_char_lm",
-    "load_truecaser",
     "pretrained_codes",
     "save_char_lm",
-    "save_truecaser",
-    "truecaser_payload",
 ]
 
 CHAR_LM_FILE = "char_lm.pt"
-TRUECASER_FILE = "truecaser.pt"
 _FORMAT = "crftag-char-lm"
-_TRUECASER_FORMAT = "crftag-truecaser"
 
 
 @dataclass
@@ -49,25 +40,9 @@ class PretrainedCharLM:
     perplexity: dict
 
 
-@dataclass
-class PretrainedTruecaser:
-    """The truecaser, its vocabulary (lower-cased characters), its settings and its held-out
-    scores (``accuracy``, ``upper_f1``, ... in %)."""
-
-    codes: CharCodes
-    models: Truecaser
-    settings: dict
-    scores: dict
-
-
 def char_lm_payload(pretrained: PretrainedCharLM) -> dict:
     """What ``char_lm.pt`` holds: tensors and plain values only, as a checkpoint does."""
     return _payload(_FORMAT, pretrained, perplexity=dict(pretrained.perplexity))
-
-
-def truecaser_payload(pretrained: PretrainedTruecaser) -> dict:
-    """What ``truecaser.pt`` holds: tensors and plain values only, as a checkpoint does."""
-    return _payload(_TRUECASER_FORMAT, pretrained, scores=dict(pretrained.scores))
 
 
 def _payload(format_name: str, pretrained, **scores: dict) -> dict:
@@ -86,12 +61,6 @@ def save_char_lm(directory: str, pretrained: PretrainedCharLM) -> None:
     _save(directory, CHAR_LM_FILE, payload, "perplexity.json", pretrained.perplexity)
 
 
-def save_truecaser(directory: str, pretrained: PretrainedTruecaser) -> None:
-    """Write ``directory``/truecaser.pt and scores.json."""
-    payload = truecaser_payload(pretrained)
-    _save(directory, TRUECASER_FILE, payload, "scores.json", pretrained.scores)
-
-
 def _save(directory: str, name: str, payload: dict, scores_name: str, scores: dict) -> None:
     os.makedirs(directory, exist_ok=True)
     write_checkpoint(os.path.join(directory, name), payload)
@@ -106,20 +75,11 @@ def load_char_lm(directory: str, key: str | None = None) -> PretrainedCharLM:
     return _load(directory, CHAR_LM_FILE, key, char_lm_from_payload)
 
 
-def load_truecaser(directory: str, key: str | None = None) -> PretrainedTruecaser:
-    """The truecaser ``crftag pretrain --objective truecase`` wrote in ``directory``; anything
-    else is a one-line error, naming the config ``key`` that gave the directory, if one did."""
-    return _load(directory, TRUECASER_FILE, key, truecaser_from_payload)
-
-
 def _load(directory: str, name: str, key: str | None, from_payload):
     path = os.path.join(directory, name)
     try:
         if not os.path.isfile(path):
-            objective = " --objective truecase" if name == TRUECASER_FILE else ""
-            raise CrftagError(
-                f"{directory}: no {name} here; write one with crftag pretrain{objective}"
-            )
+            raise CrftagError(f"{directory}: no {name} here; write one with crftag pretrain")
         return from_payload(read_checkpoint(path), path)
     except CrftagError as error:
         if key is None:
@@ -139,14 +99,6 @@ def char_lm_from_payload(payload: dict, source: str) -> PretrainedCharLM:
         payload, source, _FORMAT, "character language model", CharLanguageModels
     )
     return PretrainedCharLM(codes, models, settings, dict(payload.get("perplexity", {})))
-
-
-def truecaser_from_payload(payload: dict, source: str) -> PretrainedTruecaser:
-    """The truecaser of a :func:`truecaser_payload` dict read from ``source``."""
-    codes, model, settings = _from_payload(
-        payload, source, _TRUECASER_FORMAT, "truecaser", Truecaser
-    )
-    return PretrainedTruecaser(codes, model, settings, dict(payload.get("scores", {})))
 
 
 def _from_payload(payload: dict, source: str, expected: str, what: str, model_class) -> tuple:

@@ -180,8 +180,8 @@ def check_export(metadata: dict, arrays: dict[str, np.ndarray], source: str) -> 
         raise _fail(source, f"model.encoder {config.model.encoder}: an export holds a BiLSTM-CRF")
     sizes = [len(metadata["vocabularies"][name]["symbols"]) for name in ("words", "chars", "tags")]
     try:
-        pretrained = [metadata["vocabularies"].get(key) for key in ("char_lm", "truecaser")]
-        expected = expected_arrays(dataclasses.asdict(config.model), *sizes, *pretrained)
+        char_lm = metadata["vocabularies"].get("char_lm")
+        expected = expected_arrays(dataclasses.asdict(config.model), *sizes, char_lm)
     except ValueError as error:
         raise _fail(source, str(error)) from None
     total = sum(math.prod(shape) for shape, _ in expected.values())

@@ -257,8 +257,6 @@ def onnx_model(metadata: Mapping, weights: Mapping[str, np.ndarray]):
         raise CrftagError(
             "model.char_lm: ONNX export takes no character language models yet; use --format numpy"
         )
-    if model.get("truecaser"):
-        raise CrftagError("model.truecaser: ONNX export takes no truecaser yet; use --format numpy")
     graph = _Graph()
     context = bool(model.get("document_context"))
     char_symbols = metadata["vocabularies"]["chars"]["symbols"]

@@ -84,22 +84,19 @@ class WordEmbedding(nn.Module):
 class CharCNN(nn.Module):
     """Ma & Hovy (2016): character embeddings, one convolution, max-pooled over each word.
 
-    chars (B, T, C) long, 0 = padding; ``extra`` (B, T, C) float, one more feature of each
-    character appended to its embedding (a truecaser's), or None -> (B, T, num_filters)
+    chars (B, T, C) long, 0 = padding -> (B, T, num_filters)
     """
 
-    def __init__(
-        self, num_chars: int, char_dim: int, num_filters: int, kernel: int, extra: int = 0
-    ) -> None:
+    def __init__(self, num_chars: int, char_dim: int, num_filters: int, kernel: int) -> None:
         super().__init__()
         self.embedding = nn.Embedding(num_chars, char_dim, padding_idx=0)
-        self.conv = nn.Conv1d(char_dim + extra, num_filters, kernel, padding=kernel // 2)
+        self.conv = nn.Conv1d(char_dim, num_filters, kernel, padding=kernel // 2)
         self.output_size = num_filters
 
-    def forward(self, chars: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, chars: torch.Tensor) -> torch.Tensor:
         batch_size, length, width = chars.shape
         flat = chars.view(-1, width)  # (B*T, C)
-        embedded = _with_extra(self.embedding(flat), extra).transpose(1, 2)  # (B*T, D, C)
+        embedded = self.embedding(flat).transpose(1, 2)  # (B*T, D, C)
         features = self.conv(embedded)[:, :, :width]  # (B*T, F, C); even kernels add one column
         # Padding characters must not win the max; padding words (no characters) pool to 0.
         padding = (flat == 0).unsqueeze(1)
@@ -111,23 +108,22 @@ class CharCNN(nn.Module):
 class CharLSTM(nn.Module):
     """Lample et al. (2016): a BiLSTM over each word's characters; the two final states.
 
-    chars (B, T, C) long, 0 = padding; ``extra`` as :class:`CharCNN`'s -> (B, T, 2 * hidden_size)
+    chars (B, T, C) long, 0 = padding -> (B, T, 2 * hidden_size)
     """
 
-    def __init__(self, num_chars: int, char_dim: int, hidden_size: int, extra: int = 0) -> None:
+    def __init__(self, num_chars: int, char_dim: int, hidden_size: int) -> None:
         super().__init__()
         self.embedding = nn.Embedding(num_chars, char_dim, padding_idx=0)
-        self.lstm = nn.LSTM(char_dim + extra, hidden_size, batch_first=True, bidirectional=True)
+        self.lstm = nn.LSTM(char_dim, hidden_size, batch_first=True, bidirectional=True)
         self.output_size = 2 * hidden_size
         self.fast_training = False  # see use_fast_training
 
-    def forward(self, chars: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, chars: torch.Tensor) -> torch.Tensor:
         batch_size, length, width = chars.shape
         if chars.numel() == 0:
             return self.embedding.weight.new_zeros(batch_size, length, self.output_size)
-        # An extra feature depends on the sentence, so the same word is not the same row.
-        if extra is not None or (self.training and not self.fast_training):
-            return self._per_word(chars, extra)
+        if self.training and not self.fast_training:
+            return self._per_word(chars)
         # Once per distinct word of the batch, then gathered: news text repeats its words, so
         # a batch holds about a quarter as many distinct rows as words (padding rows among
         # them, which become the one all-padding row).
@@ -138,7 +134,7 @@ class CharLSTM(nn.Module):
             encoded = torch.cat([encoded.new_zeros(1, self.output_size), encoded])
         return encoded[where].view(batch_size, length, -1)
 
-    def _per_word(self, chars: torch.Tensor, extra: torch.Tensor | None) -> torch.Tensor:
+    def _per_word(self, chars: torch.Tensor) -> torch.Tensor:
         """chars (B, T, C) -> (B, T, 2H): every word of the batch through the LSTM, as the
         recipe's published runs were trained."""
         batch_size, length, width = chars.shape
@@ -146,14 +142,13 @@ class CharLSTM(nn.Module):
         real = flat.ne(0).any(1)  # (B*T,): positions holding a word
         output = flat.new_zeros(flat.size(0), self.output_size, dtype=self.embedding.weight.dtype)
         if bool(real.any()):
-            flat_extra = None if extra is None else extra.reshape(-1, width)[real]
-            output[real] = self._encode(flat[real], flat_extra).to(output.dtype)
+            output[real] = self._encode(flat[real]).to(output.dtype)
         return output.view(batch_size, length, -1)
 
-    def _encode(self, words: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
-        """words (N, C) long, each at least one character, 0 = padding; extra (N, C) or None
-        -> (N, 2H): the two final states."""
-        embedded = _with_extra(self.embedding(words), extra)  # (N, C, D + extra)
+    def _encode(self, words: torch.Tensor) -> torch.Tensor:
+        """words (N, C) long, each at least one character, 0 = padding -> (N, 2H): the two
+        final states."""
+        embedded = self.embedding(words)  # (N, C, D)
         if not len(words):
             return embedded.new_zeros(0, self.output_size)
         lengths = words.ne(0).sum(1)  # (N,)
@@ -168,14 +163,6 @@ class CharLSTM(nn.Module):
         )
         _, (hidden, _) = self.lstm(packed)  # hidden (2, N, H)
         return torch.cat([hidden[0], hidden[1]], dim=1)
-
-
-def _with_extra(embedded: torch.Tensor, extra: torch.Tensor | None) -> torch.Tensor:
-    """embedded (N, C, D), extra (..., C) or None -> (N, C, D + 1): the feature beside each
-    character's embedding."""
-    if extra is None:
-        return embedded
-    return torch.cat([embedded, extra.reshape(*embedded.shape[:2], 1).to(embedded.dtype)], dim=2)
 
 
 def distinct_rows(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -30,7 +30,6 @@ from crftag.nn.encoders import (
     WordEmbedding,
 )
 from crftag.nn.lexicons import LexiconEmbedding
-from crftag.nn.truecaser import Truecaser
 
 __all__ = ["BiLSTMCRF", "CRFTagger", "FeatureCRF", "build_model"]
 
@@ -137,7 +136,6 @@ class BiLSTMCRF(CRFTagger):
         constraints: tuple | None = None,
         char_symbols: list[str] | None = None,
         char_lm: CharCodes | None = None,
-        truecaser: CharCodes | None = None,
     ) -> None:
         super().__init__()
         self.word_embedding = WordEmbedding(num_words, config.word_dim)
@@ -146,14 +144,12 @@ class BiLSTMCRF(CRFTagger):
         nn.init.uniform_(self.word_embedding.weight, -bound, bound)
         with torch.no_grad():
             self.word_embedding.weight[0].zero_()
-        self.truecaser = self._truecaser(config, truecaser)
-        extra = 0 if self.truecaser is None else 1  # the probability that it is upper-case
         if config.char_encoder == "cnn":
             self.char_encoder = CharCNN(
-                num_chars, config.char_dim, config.char_size, config.char_kernel, extra
+                num_chars, config.char_dim, config.char_size, config.char_kernel
             )
         elif config.char_encoder == "lstm":
-            self.char_encoder = CharLSTM(num_chars, config.char_dim, config.char_size, extra)
+            self.char_encoder = CharLSTM(num_chars, config.char_dim, config.char_size)
         else:
             self.char_encoder = None
         char_size = self.char_encoder.output_size if self.char_encoder is not None else 0
@@ -191,8 +187,7 @@ class BiLSTMCRF(CRFTagger):
         """Emission scores (B, T, K) for a batch; with document context, ``batch.groups``."""
         features = self.word_embedding(batch.words)  # (B, T, Dw)
         if self.char_encoder is not None:
-            upper = None if self.truecaser is None else self._upper_probabilities(batch)
-            features = torch.cat([features, self.char_encoder(batch.chars, upper)], dim=2)
+            features = torch.cat([features, self.char_encoder(batch.chars)], dim=2)
         if self.casing is not None:
             features = torch.cat([features, self.casing(batch.chars)], dim=2)
         if self.lexicon is not None:
@@ -234,26 +229,6 @@ class BiLSTMCRF(CRFTagger):
         with torch.no_grad():
             return self.char_lm.word_states(batch.char_lm)
 
-    def _truecaser(self, config: ModelConfig, codes: CharCodes | None) -> Truecaser | None:
-        """The truecaser of ``model.truecaser`` (pretrained weights copied in by training or
-        loaded with the checkpoint); frozen unless ``model.truecaser_finetune``."""
-        if codes is None:
-            return None
-        model = Truecaser(len(codes), codes.sizes["char_dim"], codes.sizes["hidden_size"])
-        self.truecaser_finetune = config.truecaser_finetune
-        model.requires_grad_(config.truecaser_finetune)
-        return model
-
-    def _upper_probabilities(self, batch: Batch) -> torch.Tensor:
-        """(B, T, C): the truecaser's probability that each character is upper-case, read from
-        the sentence lower-cased (``batch.truecaser``)."""
-        if batch.truecaser is None:
-            raise ValueError("a model with a truecaser needs batch.truecaser")
-        if self.truecaser_finetune:
-            return self.truecaser.upper_probabilities(batch.truecaser, batch.chars)
-        with torch.no_grad():
-            return self.truecaser.upper_probabilities(batch.truecaser, batch.chars)
-
 
 def _group_means(states: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
     """states (B, T, D), groups (B, T) ids -> (B, T, D): each position the mean of the states of
@@ -287,5 +262,4 @@ def build_model(config: Config, vocabularies: Vocabularies, train_scheme: str) -
         constraints=constraints,
         char_symbols=vocabularies.chars.symbols,
         char_lm=vocabularies.char_lm,
-        truecaser=vocabularies.truecaser,
     )

@@ -43,28 +43,23 @@ def expected_arrays(
     chars: int,
     tags: int,
     char_lm: Mapping | None = None,
-    truecaser: Mapping | None = None,
 ) -> Shapes:
     """name -> (shape, kind) of every array of the BiLSTM-CRF that ``model`` (the config's
     model section, checked) describes with vocabularies of ``words``, ``chars`` and ``tags``
-    symbols, and for a model with ``model.char_lm`` (``model.truecaser``), ``char_lm``
-    (``truecaser``) its vocabulary's state (:meth:`crftag.data.char_codes.CharCodes.to_state`)."""
+    symbols, and for a model with ``model.char_lm``, ``char_lm`` its vocabulary's state
+    (:meth:`crftag.data.char_codes.CharCodes.to_state`)."""
     shapes: Shapes = {"word_embedding.weight": ((words, model["word_dim"]), "float")}
     char_dim, char_size = model["char_dim"], model["char_size"]
     features = model["word_dim"] + model["casing_dim"]
-    extra = 0
-    if model.get("truecaser"):
-        extra = 1  # the truecaser's probability beside each character's embedding
-        _truecaser_arrays(shapes, _pretrained_sizes(truecaser, "truecaser"))
     if model["char_encoder"] == "cnn":
         shapes["char_encoder.embedding.weight"] = ((chars, char_dim), "float")
-        conv = (char_size, char_dim + extra, model["char_kernel"])
+        conv = (char_size, char_dim, model["char_kernel"])
         shapes["char_encoder.conv.weight"] = (conv, "float")
         shapes["char_encoder.conv.bias"] = ((char_size,), "float")
         features += char_size
     elif model["char_encoder"] == "lstm":
         shapes["char_encoder.embedding.weight"] = ((chars, char_dim), "float")
-        shapes.update(_lstm("char_encoder.lstm.", char_dim + extra, char_size, 1))
+        shapes.update(_lstm("char_encoder.lstm.", char_dim, char_size, 1))
         features += 2 * char_size
     if model["casing_dim"]:
         shapes["casing.embedding.weight"] = ((CASING_CLASSES, model["casing_dim"]), "float")
@@ -94,22 +89,13 @@ def expected_arrays(
 
 def _pretrained_sizes(state: Mapping | None, key: str) -> tuple[int, int, int]:
     """(symbols, char_dim, hidden_size) of the vocabulary state of the pretrained models of
-    ``model.{key}`` (``char_lm``, ``truecaser``)."""
+    ``model.{key}``."""
     if not isinstance(state, Mapping) or not isinstance(state.get("symbols"), list):
         raise ValueError(f"model.{key}: the vocabularies hold no {key} symbols")
     sizes = [state.get("char_dim"), state.get("hidden_size")]
     if not all(isinstance(size, int) and 1 <= size <= 1 << 14 for size in sizes):
         raise ValueError(f"vocabularies.{key}: char_dim and hidden_size must be 1 to 16384")
     return len(state["symbols"]), sizes[0], sizes[1]
-
-
-def _truecaser_arrays(shapes: Shapes, sizes: tuple[int, int, int]) -> None:
-    """Add the arrays of :class:`crftag.nn.truecaser.Truecaser` to ``shapes``."""
-    symbols, char_dim, hidden = sizes
-    shapes["truecaser.embedding.weight"] = ((symbols, char_dim), "float")
-    shapes.update(_lstm("truecaser.encoder.lstm.", char_dim, hidden, 1))
-    shapes["truecaser.output.weight"] = ((2, 2 * hidden), "float")
-    shapes["truecaser.output.bias"] = ((2,), "float")
 
 
 def _char_lm_arrays(shapes: Shapes, sizes: tuple[int, int, int]) -> int:

@@ -54,30 +54,23 @@ def _casing_classes(kinds: np.ndarray, chars: np.ndarray) -> np.ndarray:
 def _conv_tables(weights: Mapping[str, np.ndarray]) -> np.ndarray:
     """(k, V, F): every character's embedding times each kernel offset's weights (F, D, k)."""
     embedding = weights["char_encoder.embedding.weight"]  # (V, D)
-    kernel_weights = weights["char_encoder.conv.weight"].transpose(2, 1, 0)  # (k, D [+ 1], F)
-    return embedding @ kernel_weights[:, : embedding.shape[1]]
+    kernel_weights = weights["char_encoder.conv.weight"].transpose(2, 1, 0)  # (k, D, F)
+    return embedding @ kernel_weights
 
 
 def _char_cnn(
     tables: np.ndarray,
     weights: Mapping[str, np.ndarray],
     chars: np.ndarray,
-    extra: np.ndarray | None = None,
 ) -> np.ndarray:
-    """chars (M, C), extra (M, C) or None -> (M, F): convolution over each word's characters,
-    max-pooled; tables from :func:`_conv_tables`, so each kernel offset is one gather (index 0,
-    padding, maps to 0); ``extra``, a feature beside each character's embedding, enters
-    through the kernel's last input channel."""
+    """chars (M, C) -> (M, F): convolution over each word's characters, max-pooled; tables
+    from :func:`_conv_tables`, so each kernel offset is one gather (index 0, padding, maps
+    to 0)."""
     kernel, width = len(tables), chars.shape[1]
     padded = np.pad(chars, ((0, 0), (kernel // 2, kernel // 2)))  # (M, C + k - 1)
     features = tables[0][padded[:, :width]]  # (M, C, F)
     for offset in range(1, kernel):
         features += tables[offset][padded[:, offset : offset + width]]
-    if extra is not None:
-        extra_weights = weights["char_encoder.conv.weight"][:, -1, :]  # (F, k)
-        around = np.pad(extra, ((0, 0), (kernel // 2, kernel // 2)))  # (M, C + k - 1)
-        for offset in range(kernel):
-            features += around[:, offset : offset + width, None] * extra_weights[:, offset]
     features += weights["char_encoder.conv.bias"]
     features[chars == 0] = -np.inf  # padding characters must not win the max
     pooled = features.max(axis=1)  # (M, F)
@@ -89,15 +82,12 @@ def _char_lstm(
     weights: Mapping[str, np.ndarray],
     layers: list,
     chars: np.ndarray,
-    extra: np.ndarray | None = None,
     threads: int = 1,
 ) -> np.ndarray:
-    """chars (M, C), extra (M, C) or None -> (M, 2H): the two final states of a BiLSTM over
-    each word (0 for none), ``extra`` beside each character's embedding."""
+    """chars (M, C) -> (M, 2H): the two final states of a BiLSTM over each word (0 for
+    none)."""
     packing = pack((chars != 0).sum(1))
     embedded = weights["char_encoder.embedding.weight"][chars[packing.rows, packing.steps]]
-    if extra is not None:
-        embedded = np.concatenate([embedded, extra[packing.rows, packing.steps, None]], axis=1)
     _, finals = packed_lstm(layers, embedded, packing, threads)  # (2, n, H), longest word first
     output = np.zeros((len(chars), 2 * finals.shape[2]), dtype=np.float32)
     output[packing.order[: finals.shape[1]]] = np.concatenate([finals[0], finals[1]], axis=1)
@@ -196,9 +186,6 @@ class Network:
         self.char_lm_layers = None
         if model.get("char_lm"):
             self.char_lm_layers = network_layers(weights, "char_lm.encoder.lstm.")
-        self.truecaser_layers = None
-        if model.get("truecaser"):
-            self.truecaser_layers = network_layers(weights, "truecaser.encoder.lstm.")
         char_count = len(weights.get("char_encoder.embedding.weight", ()))
         self.char_encodings = WordEncodings(CACHE_WORDS, max(char_count, 1))
 
@@ -211,13 +198,11 @@ class Network:
         threads: int = 1,
         lexicon: np.ndarray | None = None,
         char_lm: list[tuple[list[int], list[int], list[int]]] | None = None,
-        truecaser: list[tuple[list[int], list[int], list[int]]] | None = None,
     ) -> np.ndarray:
         """Emission scores (B, T, K) for words (B, T), chars (B, T, C), lengths (B,) and, for a
         model with document context, groups (B, T), for one with dictionaries, lexicon
         (B, T, L), as :func:`emissions` takes them, and for one with character language
-        models each sentence's :meth:`crftag.data.char_codes.CharCodes.encode_words` (with a
-        truecaser, :func:`crftag.data.truecase.truecaser_words` in ``truecaser``). Only the
+        models each sentence's :meth:`crftag.data.char_codes.CharCodes.encode_words`. Only the
         real positions are computed; past each end, the scores of torch's zero states.
         ``threads``: for the compiled BiLSTM loops (see :func:`packed_lstm`)."""
         weights = self.weights
@@ -228,11 +213,7 @@ class Network:
             encoder = self.char_encoder
             if self.model["char_encoder"] == "lstm":
                 encoder = partial(encoder, threads=threads)
-            if self.truecaser_layers is None:
-                features.append(self.char_encodings.encode(token_chars, encoder))
-            else:  # a word's encoding depends on its sentence: none is kept
-                upper = self._upper_probabilities(truecaser, packing, token_chars, threads)
-                features.append(encoder(token_chars, upper))
+            features.append(self.char_encodings.encode(token_chars, encoder))
         if self.model.get("casing_dim"):
             classes = _casing_classes(self.kinds, token_chars)
             features.append(weights["casing.embedding.weight"][classes])
@@ -267,27 +248,6 @@ class Network:
         backward = states[where[tokens.rows, firsts[tokens.rows, tokens.steps]], hidden:]
         return np.concatenate([forward, backward], axis=1)
 
-    def _upper_probabilities(
-        self,
-        encoded: list[tuple[list[int], list[int], list[int]]],
-        tokens: Packing,
-        token_chars: np.ndarray,
-        threads: int,
-    ) -> np.ndarray:
-        """(N, C) for the packed tokens' characters (N, C): the truecaser's probability that
-        each is upper-case, 0 at padding, as
-        :meth:`crftag.nn.truecaser.Truecaser.upper_probabilities` gives it."""
-        states, where, _, firsts = self._line_states("truecaser", encoded, threads)
-        logits = states @ self.weights["truecaser.output.weight"].T  # (M, 2)
-        logits += self.weights["truecaser.output.bias"]
-        upper = 1.0 / (1.0 + np.exp(logits[:, 0] - logits[:, 1]))  # softmax's second column
-        steps = np.arange(token_chars.shape[1])
-        positions = firsts[tokens.rows, tokens.steps][:, None] + steps  # (N, C)
-        positions = np.minimum(positions, where.shape[1] - 1)
-        probabilities = upper[where[tokens.rows[:, None], positions]].astype(np.float32)
-        probabilities[token_chars == 0] = 0.0
-        return probabilities
-
     def _line_states(
         self, prefix: str, encoded: list[tuple[list[int], list[int], list[int]]], threads: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -304,8 +264,7 @@ class Network:
             firsts[row, : len(first)] = first
         packing = pack(lengths)
         embedded = self.weights[f"{prefix}.embedding.weight"][codes[packing.rows, packing.steps]]
-        layers = self.char_lm_layers if prefix == "char_lm" else self.truecaser_layers
-        states, _ = packed_lstm(layers, embedded, packing, threads)  # (M, 2H')
+        states, _ = packed_lstm(self.char_lm_layers, embedded, packing, threads)  # (M, 2H')
         where = np.zeros(codes.shape, dtype=np.int64)  # each (row, code position)'s packed index
         where[packing.rows, packing.steps] = np.arange(len(packing.rows))
         return states, where, lasts, firsts

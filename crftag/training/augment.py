@@ -61,5 +61,4 @@ def reencoded(encoded: Encoded, tokens: tuple[str, ...], vocabularies: Vocabular
         chars=fresh.chars,
         features=fresh.features,
         char_lm=fresh.char_lm,
-        truecaser=fresh.truecaser,
     )

@@ -24,7 +24,7 @@ from crftag.data.partial import UNKNOWN, has_unknown, in_scheme, known, permitte
 from crftag.data.schemes import detect_scheme, is_span_tagset
 from crftag.data.vocab import Vocabularies, Vocabulary
 from crftag.errors import CrftagError
-from crftag.modelfiles.char_lm_files import load_char_lm, load_truecaser, pretrained_codes
+from crftag.modelfiles.char_lm_files import load_char_lm, pretrained_codes
 
 __all__ = [
     "TrainingSet",
@@ -142,8 +142,7 @@ def build_vocabularies(
     config: Config, sentences: list[Sentence], train_scheme: str
 ) -> Vocabularies:
     """Words (by their look-up form), characters and tags of the training sentences, and the
-    entries of the dictionaries of ``model.lexicons``, and the characters of ``model.char_lm`` and
-    of ``model.truecaser``."""
+    entries of the dictionaries of ``model.lexicons``, and the characters of ``model.char_lm``."""
     words: Counter[str] = Counter()
     chars: Counter[str] = Counter()
     tags: Counter[str] = Counter()
@@ -159,9 +158,6 @@ def build_vocabularies(
         char_lm=None
         if config.model.char_lm is None
         else pretrained_codes(load_char_lm(config.model.char_lm, "model.char_lm")),
-        truecaser=None
-        if config.model.truecaser is None
-        else pretrained_codes(load_truecaser(config.model.truecaser, "model.truecaser")),
     )
     for sentence in sentences:
         words.update(vocabularies.word_key(token) for token in sentence.tokens)

@@ -1,10 +1,9 @@
 """``crftag pretrain``: a model trained on unlabelled text, by one of the objectives of
 :mod:`crftag.training.pretrain_objectives`: a forward and a backward character language model
-(:class:`crftag.nn.char_lm.CharLanguageModels`, for ``model.char_lm``) or a truecaser
-(:class:`crftag.nn.truecaser.Truecaser`, for ``model.truecaser``).
+(:class:`crftag.nn.char_lm.CharLanguageModels`, for ``model.char_lm``).
 
 The last lines of the text (``held_out`` of them, at least one) are kept out of training and
-give the score the directory records (perplexity; the truecaser's accuracy and F1). Each epoch
+give the score the directory records (perplexity). Each epoch
 visits the training pieces (lines cut to ``max_length`` characters) in an order drawn from the
 seed and the epoch number, so a run stopped by a signal and resumed (its state in
 DIR/resume.pt) gives the same models, bit for bit, as one never stopped. A time budget ends
@@ -27,7 +26,7 @@ from tqdm import tqdm
 from crftag.data.char_codes import CharCodes
 from crftag.data.raw_text import read_text_lines
 from crftag.errors import CrftagError, TrainingInterrupted
-from crftag.modelfiles.char_lm_files import PretrainedCharLM, PretrainedTruecaser
+from crftag.modelfiles.char_lm_files import PretrainedCharLM
 from crftag.modelfiles.checkpoint import read_checkpoint, write_checkpoint
 from crftag.training.pretrain_objectives import objective_named
 
@@ -49,7 +48,7 @@ class PretrainSettings:
     seed: int = 1
     max_symbols: int = 300  # the most frequent characters kept; the rest read as unknown
     held_out: float = 0.05  # the share of lines, the last ones, kept for the held-out score
-    objective: str = "char_lm"  # or "truecase" (crftag.training.pretrain_objectives)
+    objective: str = "char_lm"  # crftag.training.pretrain_objectives.OBJECTIVES
 
 
 @dataclass
@@ -81,7 +80,7 @@ def pretrain(
     device: torch.device,
     stop_requested: Callable[[], int | None],
     show_progress: bool,
-) -> PretrainedCharLM | PretrainedTruecaser:
+) -> PretrainedCharLM:
     """Train the objective's model on the lines of ``paths`` and write it in ``directory``."""
     objective = objective_named(settings.objective)
     for name in (objective.result_file, RESUME_FILE):
@@ -122,7 +121,7 @@ def resume_pretraining(
     device: torch.device,
     stop_requested: Callable[[], int | None],
     show_progress: bool,
-) -> PretrainedCharLM | PretrainedTruecaser:
+) -> PretrainedCharLM:
     """Continue the pretraining stopped in ``directory`` (the same text files, read again)."""
     path = os.path.join(directory, RESUME_FILE)
     if not os.path.isfile(path):
@@ -131,6 +130,7 @@ def resume_pretraining(
     if state.get("format") != _RESUME_FORMAT:
         raise CrftagError(f"{path}: not the resume state of crftag pretrain")
     settings = PretrainSettings(**state["settings"])
+    objective = objective_named(settings.objective)  # a removed one: refused before any reading
     lines = read_text_lines(state["paths"])
     if _digest(lines) != state["text_digest"]:
         raise CrftagError(
@@ -139,9 +139,7 @@ def resume_pretraining(
         )
     training, held_out = _split(lines, settings.held_out, state["paths"])
     codes = CharCodes(list(state["symbols"]))
-    models = objective_named(settings.objective).build(
-        len(codes), settings.char_dim, settings.hidden_size
-    )
+    models = objective.build(len(codes), settings.char_dim, settings.hidden_size)
     models.load_state_dict(state["state_dict"])
     models.to(device)
     optimizer = torch.optim.Adam(models.parameters(), lr=settings.learning_rate)
@@ -195,7 +193,7 @@ def _epoch_batches(run: _Run) -> list[list[int]]:
 
 def _train(
     run: _Run, stop_requested: Callable[[], int | None], show_progress: bool
-) -> PretrainedCharLM | PretrainedTruecaser:
+) -> PretrainedCharLM:
     """Train from where ``run`` stands to the last epoch or the time budget, then measure the
     held-out score and write the directory."""
     started = time.perf_counter()
@@ -271,7 +269,7 @@ def _held_out_score(run: _Run) -> dict:
         return objective.score(run.models, batches)
 
 
-def _finish(run: _Run) -> PretrainedCharLM | PretrainedTruecaser:
+def _finish(run: _Run) -> PretrainedCharLM:
     """Measure the held-out score, write the directory, remove the resume state."""
     scores = _held_out_score(run)
     settings = dataclasses.asdict(run.settings)

@@ -15,7 +15,7 @@ from crftag.data.conll import Sentence
 from crftag.data.vectors import read_embeddings
 from crftag.data.vocab import Vocabularies
 from crftag.errors import CrftagError
-from crftag.modelfiles.char_lm_files import load_char_lm, load_truecaser
+from crftag.modelfiles.char_lm_files import load_char_lm
 from crftag.modelfiles.checkpoint import LoadedModel
 from crftag.nn.encoders import use_fast_training
 from crftag.nn.taggers import CRFTagger, build_model
@@ -123,9 +123,6 @@ def start_run(
     if config.model.char_lm is not None and resume is None:
         pretrained = load_char_lm(config.model.char_lm, "model.char_lm")
         model.char_lm.load_state_dict(pretrained.models.state_dict())
-    if config.model.truecaser is not None and resume is None:
-        pretrained = load_truecaser(config.model.truecaser, "model.truecaser")
-        model.truecaser.load_state_dict(pretrained.models.state_dict())
     if embeddings is not None:
         initialise_embeddings(model, vocabularies, embeddings)
     if base is not None:

@@ -191,24 +191,8 @@ def _char_lm_speed(speed: dict, index: int) -> str:
     )
 
 
-def _pretrained_speed_row(speed: dict, index: int) -> str:
-    """'| `--hidden 64` | 1,657 tok/s | 305 tok/s | 5.77x | 77,308 tok/s | ... |'."""
-    row = speed["pretrained"][index]
-    cells = [f"`--hidden {row['hidden_size']}`"]
-    for name in ("torch", "numpy"):
-        figures = row[name]
-        cells += [
-            f"{figures['tokens_per_s_without']:,.0f} tok/s",
-            f"{figures['tokens_per_s_with']:,.0f} tok/s",
-            f"{figures['slowdown']:.2f}x",
-        ]
-    return "| " + " | ".join(cells) + " |"
-
-
 # (document, result file, what it quotes): each quotation as the document writes it.
 QUOTATIONS = [
-    ("docs/robustness.md", "truecaser_speed", lambda r: _pretrained_speed_row(r, 0)),
-    ("docs/robustness.md", "truecaser_speed", lambda r: _pretrained_speed_row(r, 1)),
     ("docs/your-data.md", "char_lm_speed", lambda r: _char_lm_speed(r, 0)),
     ("docs/your-data.md", "char_lm_speed", lambda r: _char_lm_speed(r, 1)),
     ("README.md", "accuracy", lambda r: _seeds(r["results"]["configs/conll03.yaml"])),

@@ -50,8 +50,8 @@ def test_the_exported_model_gives_the_torch_tags(trained_tiny, tmp_path, setting
 
 
 def pretrained_dir(tmp_path_factory, objective):
-    """A tiny pretrained model (``objective`` char_lm or truecase), one epoch on the sample's
-    training sentences."""
+    """A tiny pretrained model (``objective`` char_lm), one epoch on the sample's training
+    sentences."""
     import torch
 
     from crftag.training.pretrain import PretrainSettings, pretrain
@@ -78,41 +78,6 @@ def char_lm_dir(tmp_path_factory):
     return pretrained_dir(tmp_path_factory, "char_lm")
 
 
-@pytest.fixture(scope="module")
-def truecaser_dir(tmp_path_factory):
-    return pretrained_dir(tmp_path_factory, "truecase")
-
-
-@pytest.mark.parametrize(
-    ("char_encoder", "finetune"), [("cnn", False), ("lstm", True)], ids=["cnn", "lstm-finetuned"]
-)
-def test_the_exported_model_with_a_truecaser_gives_the_torch_tags(
-    train_tiny, tmp_path, truecaser_dir, char_encoder, finetune
-):
-    import torch
-
-    from crftag.data.batching import build_batch
-    from crftag.runtime.recurrent import pack
-
-    settings = {"model__truecaser": truecaser_dir, "model__truecaser_finetune": finetune}
-    tagger, _ = train_tiny(train__epochs=2, model__char_encoder=char_encoder, **settings)
-    runtime = exported(tagger, tmp_path)
-    assert runtime.vocabularies.truecaser.symbols == tagger.vocabularies.truecaser.symbols
-    sentences, documents = sentences_and_documents()
-    assert runtime.tag(sentences, 16) == tagger.tag(sentences, 16)
-    # The probabilities fed to the character encoder, each computed on its own side.
-    batch = build_batch(sentences[:16], tagger.vocabularies)
-    model = tagger.loaded.model.eval()
-    with torch.no_grad():
-        expected = model._upper_probabilities(batch)[batch.mask].numpy()  # (N, C)
-    packing = pack(batch.lengths.numpy())
-    chars = batch.chars.numpy()[packing.rows, packing.steps]
-    encoded = runtime._truecaser_words(sentences[:16])
-    got = runtime.network._upper_probabilities(encoded, packing, chars, 1)
-    order = np.lexsort((packing.steps, packing.rows))  # packed order to row-major, as the mask
-    assert np.allclose(got[order], expected, atol=1e-5)
-
-
 @pytest.mark.parametrize("finetune", [False, True])
 def test_the_exported_model_with_a_char_lm_gives_the_torch_tags(
     train_tiny, tmp_path, char_lm_dir, finetune
@@ -125,22 +90,15 @@ def test_the_exported_model_with_a_char_lm_gives_the_torch_tags(
     assert runtime.tag(sentences, 16) == tagger.tag(sentences, 16)
 
 
-@pytest.mark.parametrize(
-    ("key", "directory", "message"),
-    [
-        ("char_lm", "char_lm_dir", "takes no character language models"),
-        ("truecaser", "truecaser_dir", "takes no truecaser"),
-    ],
-)
 def test_onnx_export_refuses_pretrained_character_models_in_one_line(
-    train_tiny, tmp_path, request, key, directory, message
+    train_tiny, tmp_path, char_lm_dir
 ):
     from crftag.modelfiles.onnx_export import onnx_model
 
-    tagger, _ = train_tiny(train__epochs=1, **{f"model__{key}": request.getfixturevalue(directory)})
+    tagger, _ = train_tiny(train__epochs=1, model__char_lm=char_lm_dir)
     path = tmp_path / "model.npz"
     export_arrays(str(path), tagger.loaded)
-    with pytest.raises(CrftagError, match=rf"^model.{key}: ONNX export {message}"):
+    with pytest.raises(CrftagError, match=r"^model.char_lm: ONNX export takes no character lan"):
         onnx_model(*read_archive(str(path)))
 
 

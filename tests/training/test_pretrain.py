@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from crftag.errors import TrainingInterrupted
-from crftag.modelfiles.char_lm_files import load_char_lm, load_truecaser
+from crftag.modelfiles.char_lm_files import load_char_lm
 from crftag.training.pretrain import PretrainSettings, pretrain
 
 TINY = ["--hidden", "8", "--char-dim", "4", "--batch-size", "8", "--device", "cpu", "--quiet"]
@@ -121,13 +121,11 @@ def test_interrupted_and_resumed_pretraining_equals_uninterrupted(tmp_path, text
         (b"only one line\n", "one line of text; pretraining needs at least two"),
     ],
 )
-@pytest.mark.parametrize("objective", ["char_lm", "truecase"])
-def test_bad_text_is_one_line_and_exit_2(tmp_path, invoke, content, message, objective):
+def test_bad_text_is_one_line_and_exit_2(tmp_path, invoke, content, message):
     path = tmp_path / "missing.txt"
     if content is not None:
         path.write_bytes(content)
-    options = ["--objective", objective, *TINY]
-    result = invoke(["pretrain", str(path), "-o", str(tmp_path / "lm"), *options])
+    result = invoke(["pretrain", str(path), "-o", str(tmp_path / "lm"), *TINY])
     assert result.status == 2
     assert result.stderr.count("\n") == 1 and message in result.stderr
 
@@ -214,158 +212,3 @@ def test_the_features_encoder_refuses_a_char_lm_in_one_line(tmp_path, invoke, ch
     result = invoke(["train", "configs/sample.yaml", "-o", str(tmp_path / "run"), *options])
     assert result.status == 2 and result.stderr.count("\n") == 1
     assert "model.char_lm needs the BiLSTM encoder" in result.stderr
-
-
-def test_truecase_objective_writes_the_truecaser_and_its_held_out_scores(
-    tmp_path, text_file, invoke
-):
-    out = tmp_path / "tc"
-    options = ["--objective", "truecase", "--epochs", "1", *TINY]
-    result = invoke(["pretrain", text_file, "-o", str(out), *options])
-    assert result.status == 0, result.stderr
-    assert result.stdout == ""
-    stored = json.loads((out / "scores.json").read_text())
-    assert f"character accuracy {stored['accuracy']:.2f}%" in result.stderr
-    assert f"model.truecaser: {out}" in result.stderr
-    pretrained = load_truecaser(str(out))
-    assert pretrained.scores == stored and pretrained.settings["objective"] == "truecase"
-    # The vocabulary is of lower-cased text: no upper-case letter in it.
-    assert not any(symbol.isupper() for symbol in pretrained.codes.symbols)
-    assert 0 < stored["accuracy"] <= 100 and 0 <= stored["upper_f1"] <= 100
-    assert not (out / "char_lm.pt").exists() and not (out / "resume.pt").exists()
-
-
-def test_truecaser_scores_count_the_held_out_characters_by_hand(tmp_path):
-    """Accuracy and upper-case F1 of the written truecaser, recounted from its predictions."""
-    from crftag.data.truecase import case_targets
-
-    text = tmp_path / "text.txt"
-    text.write_text("Anna met Bob in Paris .\nthe BBC said so\nLondon is big\nIBM and Ann\n")
-    settings = PretrainSettings(hidden_size=4, char_dim=3, epochs=2, objective="truecase")
-    pretrained = pretrain(
-        [str(text)],
-        str(tmp_path / "tc"),
-        settings,
-        minutes=None,
-        device=torch.device("cpu"),
-        stop_requested=lambda: None,
-        show_progress=False,
-    )
-    lowered, targets = case_targets("IBM and Ann")  # the held-out line
-    with torch.no_grad():
-        logits = pretrained.models.logits(
-            torch.tensor([pretrained.codes.encode(lowered)]), torch.tensor([len(lowered) + 2])
-        )
-    predicted = logits[0, 1:-1].argmax(1).tolist()
-    pairs = list(zip(predicted, targets, strict=True))
-    true_upper = sum(p == t == 1 for p, t in pairs)
-    precision = true_upper / max(1, predicted.count(1))
-    recall = true_upper / targets.count(1)
-    f1 = 2 * precision * recall / (precision + recall) if true_upper else 0.0
-    scores = pretrained.scores
-    assert scores["characters"] == len(lowered)
-    assert scores["accuracy"] == round(100 * sum(p == t for p, t in pairs) / len(pairs), 4)
-    assert scores["upper_f1"] == round(100 * f1, 4)
-
-
-def test_an_interrupted_truecaser_resumes_to_the_uninterrupted_one(tmp_path, text_file):
-    from crftag.training.pretrain import resume_pretraining
-
-    settings = PretrainSettings(
-        hidden_size=4, char_dim=3, batch_size=16, epochs=2, objective="truecase"
-    )
-    common = dict(minutes=None, device=torch.device("cpu"), show_progress=False)
-    straight = pretrain(
-        [text_file], str(tmp_path / "straight"), settings, stop_requested=lambda: None, **common
-    )
-    calls = []
-
-    def stop_in_the_second_epoch():
-        calls.append(1)
-        return signal.SIGINT if len(calls) == 15 else None
-
-    with pytest.raises(TrainingInterrupted):
-        pretrain(
-            [text_file],
-            str(tmp_path / "broken"),
-            settings,
-            stop_requested=stop_in_the_second_epoch,
-            **common,
-        )
-    resumed = resume_pretraining(str(tmp_path / "broken"), stop_requested=lambda: None, **common)
-    assert resumed.scores == straight.scores
-    a, b = straight.models.state_dict(), resumed.models.state_dict()
-    assert all(torch.equal(a[name], b[name]) for name in a)
-
-
-def test_a_char_lm_directory_is_no_truecaser_in_one_line(tmp_path, invoke, tiny_args, char_lm_dir):
-    options = tiny_args(model__truecaser=str(char_lm_dir))
-    result = invoke(["train", "configs/sample.yaml", "-o", str(tmp_path / "run"), *options])
-    assert result.status == 2 and result.stderr.count("\n") == 1
-    assert "model.truecaser: " in result.stderr
-    assert "no truecaser.pt here; write one with crftag pretrain --objective truecase" in (
-        result.stderr
-    )
-
-
-@pytest.fixture(scope="module")
-def truecaser_dir(tmp_path_factory, text_file):
-    from crftag import cli
-
-    directory = tmp_path_factory.mktemp("tc") / "tc"
-    options = ["--objective", "truecase", "--epochs", "1", *TINY]
-    assert cli.run(["pretrain", text_file, "-o", str(directory), *options]) == 0
-    return directory
-
-
-@pytest.mark.parametrize(("char_encoder", "finetune"), [("cnn", False), ("lstm", True)])
-def test_a_tagger_with_a_truecaser_trains_and_carries_its_weights(
-    tmp_path, invoke, tiny_args, truecaser_dir, char_encoder, finetune
-):
-    from crftag.data.batching import build_batch
-    from crftag.modelfiles.checkpoint import load_model
-
-    run = tmp_path / "run"
-    options = tiny_args(
-        train__epochs=1,
-        model__char_encoder=char_encoder,
-        model__truecaser=str(truecaser_dir),
-        model__truecaser_finetune=finetune,
-    )
-    result = invoke(["train", "configs/sample.yaml", "-o", str(run), *options])
-    assert result.status == 0, result.stderr
-    loaded = load_model(str(run))
-    pretrained = load_truecaser(str(truecaser_dir)).models.state_dict()
-    trained = loaded.model.truecaser.state_dict()
-    unchanged = all(torch.equal(trained[name], pretrained[name]) for name in pretrained)
-    assert unchanged != finetune
-    # The same words give the same feature however they are cased.
-    sentence = ["Laura", "Joshi", "joined", "Acme", "Corp", "."]
-    casings = [sentence, [w.lower() for w in sentence], [w.upper() for w in sentence]]
-    loaded.model.eval()
-    with torch.no_grad():
-        features = [
-            loaded.model._upper_probabilities(build_batch([words], loaded.vocabularies))
-            for words in casings
-        ]
-    assert all(torch.equal(features[0], other) for other in features[1:])
-    assert 0 < float(features[0].max()) < 1
-    # The checkpoint is self-contained: it tags with the truecaser's directory gone.
-    moved = tmp_path / "elsewhere"
-    truecaser_dir.rename(moved)
-    try:
-        tagged = invoke(["predict", "-m", str(run)], stdin="Laura Joshi joined Acme Corp .\n")
-    finally:
-        moved.rename(truecaser_dir)
-    assert tagged.status == 0 and len(tagged.stdout.split()) == 12
-    exported = invoke(["export", str(run), str(tmp_path / "x.onnx"), "--format", "onnx"])
-    assert exported.status == 2 and exported.stderr.count("\n") == 1
-    assert "model.truecaser: ONNX export takes no truecaser yet" in exported.stderr
-
-
-def test_a_truecaser_without_a_character_encoder_is_one_line(tmp_path, invoke, truecaser_dir):
-    settings = [f"model.truecaser={truecaser_dir}", "model.char_encoder=none"]
-    options = [part for setting in settings for part in ("--set", setting)]
-    result = invoke(["train", "configs/sample.yaml", "-o", str(tmp_path / "run"), *options])
-    assert result.status == 2 and result.stderr.count("\n") == 1
-    assert "model.truecaser feeds the character encoder" in result.stderr

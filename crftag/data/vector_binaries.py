@@ -11,12 +11,18 @@ n-grams hashed into buckets. A word's vector is the mean of its own row and its 
 a word not in the file gets the mean of its n-grams' rows, so a misspelling or a new name still
 has a meaningful vector. Quantized files (``.ftz``) are refused.
 
-Truncated or malformed files are one error naming the file, the byte offset (in the
-decompressed data) and what was being read.
+Truncated, corrupt or malformed files are one error naming the file, the byte offset (in the
+decompressed data) and what was being read. A header's sizes are never trusted with memory: a
+plain file must be large enough to hold what its header promises, and a compressed one gets its
+matrix in blocks as the data arrives, so a header that promises gigabytes the file does not hold
+ends in that error, not in an allocation.
 """
 
 from __future__ import annotations
 
+import io
+import lzma
+import os
 import struct
 import zlib
 from typing import BinaryIO
@@ -27,17 +33,23 @@ from crftag.errors import CrftagError
 
 __all__ = [
     "FASTTEXT_MAGIC",
+    "MAX_DIM",
     "FastTextModel",
     "compression",
     "read_fasttext",
     "read_fasttext_dim",
     "read_word2vec_binary",
+    "read_word2vec_dim",
 ]
 
 FASTTEXT_MAGIC = 793712314  # the int32 every fastText .bin of format 11 or later starts with
 _FASTTEXT_VERSIONS = (11, 12)
 _MAX_WORD_BYTES = 100_000  # longer than any word; a bound so a corrupt file is not read whole
 _CHUNK = 1 << 20
+# Far more than any published vectors (300 to 1024), and than a network's widest layer; a larger
+# dimension is a corrupt header, refused before a row of it is allocated.
+MAX_DIM = 1 << 16
+_BLOCK_BYTES = 1 << 26  # a matrix's rows allocated at a time before its data is seen to exist
 
 
 def compression(stream: BinaryIO) -> str:
@@ -67,7 +79,7 @@ class _Reader:
                 raise self.error(
                     f"the {compression(self.stream)} file ends early (truncated), in {what}"
                 ) from None
-            except (OSError, zlib.error, ValueError) as error:
+            except (OSError, zlib.error, lzma.LZMAError, ValueError) as error:
                 raise self.error(
                     f"corrupt {compression(self.stream)} data ({error}), in {what}"
                 ) from None
@@ -100,6 +112,21 @@ class _Reader:
             if len(self.buffer) == start:
                 raise self.error(f"the file ends early (truncated), in {what}")
 
+    def remaining(self) -> int | None:
+        """The bytes left in a plain (not compressed) file; None for a compressed one."""
+        if not isinstance(self.stream, io.BufferedReader | io.FileIO):
+            return None
+        return os.fstat(self.stream.fileno()).st_size - self.offset
+
+    def check_room(self, size: int, what: str) -> None:
+        """An error if a plain file has fewer than ``size`` bytes left for ``what``."""
+        remaining = self.remaining()
+        if remaining is not None and size > remaining:
+            raise self.error(
+                f"{what} needs at least {size} bytes, but the file has {remaining} left "
+                "(truncated, or a corrupt header)"
+            )
+
     def unpack(self, layout: str, what: str) -> tuple:
         return struct.unpack(layout, self.exact(struct.calcsize(layout), what))
 
@@ -122,27 +149,74 @@ def _checked_count(reader: _Reader, count: int, max_words: int | None) -> None:
         )
 
 
+def _word2vec_header(reader: _Reader) -> tuple[int, int]:
+    """The vector count and dimension of a word2vec binary file's header line."""
+    header = reader.until(b"\n", "the header line").split()
+    if len(header) != 2 or not all(field.isdigit() for field in header):
+        raise reader.error("expected a header line 'count dimension'")
+    count, dim = int(header[0]), int(header[1])
+    if count < 1 or not 1 <= dim <= MAX_DIM:
+        raise reader.error(
+            f"the header says {count} vectors of {dim} dimensions; expected 1 or more vectors "
+            f"of 1 to {MAX_DIM}"
+        )
+    return count, dim
+
+
+def read_word2vec_dim(path: str, stream: BinaryIO) -> int:
+    """The vectors' dimension, from a word2vec binary file's header."""
+    return _word2vec_header(_Reader(path, stream))[1]
+
+
 def read_word2vec_binary(
     path: str, stream: BinaryIO, max_words: int | None
 ) -> tuple[list[str], np.ndarray]:
     """The words and vectors (N, D) float32 of a word2vec binary file."""
     reader = _Reader(path, stream)
-    header = reader.until(b"\n", "the header line").split()
-    if len(header) != 2 or not all(field.isdigit() for field in header):
-        raise reader.error("expected a header line 'count dimension'")
-    count, dim = int(header[0]), int(header[1])
-    if count < 1 or dim < 1:
-        raise reader.error(f"the header says {count} vectors of {dim} dimensions")
+    count, dim = _word2vec_header(reader)
     _checked_count(reader, count, max_words)
+    # each vector is at least its D floats and the space after its word
+    reader.check_room(count * (4 * dim + 1), f"{count} vectors of {dim} dimensions")
     words: list[str] = []
-    vectors = np.empty((count, dim), dtype=np.float32)
+    vectors = _first_rows(reader, count, dim)
     for row in range(count):
         what = f"vector {row + 1} of {count}"
         words.append(reader.text(reader.until(b" ", f"the word of {what}").lstrip(b"\n"), what))
+        vectors = _room(vectors, row + 1, count)
         vectors[row] = np.frombuffer(reader.exact(4 * dim, what), dtype="<f4")
     if not reader.at_end_but_white_space():
         raise reader.error(f"data after the {count} vectors the header announces")
     return words, vectors
+
+
+def _first_rows(reader: _Reader, rows: int, dim: int) -> np.ndarray:
+    """An empty (R, dim) float32 matrix for the first rows of ``rows``: all of them when the file
+    is plain (its size was checked), else as many as :data:`_BLOCK_BYTES` hold."""
+    first = rows if reader.remaining() is not None else max(1, _BLOCK_BYTES // (4 * dim))
+    return np.empty((min(rows, first), dim), dtype=np.float32)
+
+
+def _room(matrix: np.ndarray, needed: int, rows: int) -> np.ndarray:
+    """``matrix`` (R, D), or a copy with room for ``needed`` of its ``rows`` rows (twice the
+    rows, at most ``rows``): a compressed file's matrix grows only as its data arrives."""
+    if needed <= len(matrix):
+        return matrix
+    larger = np.empty((min(rows, max(needed, 2 * len(matrix))), matrix.shape[1]), np.float32)
+    larger[: len(matrix)] = matrix
+    return larger
+
+
+def _read_matrix(reader: _Reader, rows: int, dim: int, what: str) -> np.ndarray:
+    """(rows, dim) float32 read as little-endian float32s, a block of rows at a time."""
+    reader.check_room(4 * rows * dim, f"{what} of {rows} x {dim} values")
+    matrix = _first_rows(reader, rows, dim)
+    block = max(1, _BLOCK_BYTES // (4 * dim))
+    for start in range(0, rows, block):
+        end = min(rows, start + block)
+        matrix = _room(matrix, end, rows)
+        data = reader.exact(4 * (end - start) * dim, what)
+        matrix[start:end] = np.frombuffer(data, dtype="<f4").reshape(end - start, dim)
+    return matrix
 
 
 class FastTextModel:
@@ -218,7 +292,21 @@ def read_fasttext_dim(path: str, stream: BinaryIO) -> int:
     """The vectors' dimension, from a fastText ``.bin``'s arguments."""
     reader = _Reader(path, stream)
     _check_magic(reader)
-    return reader.unpack("<12id", "the training arguments")[0]
+    return _arguments(reader)["dim"]
+
+
+def _arguments(reader: _Reader) -> dict:
+    """The training arguments of a fastText ``.bin`` (after its magic number), checked."""
+    values = reader.unpack("<12id", "the training arguments")
+    arguments = dict(zip(_ARGUMENT_NAMES, values[:12], strict=True))
+    if not 1 <= arguments["dim"] <= MAX_DIM:
+        raise reader.error(f"the arguments say dim {arguments['dim']}, expected 1 to {MAX_DIM}")
+    if arguments["bucket"] < 0 or (arguments["maxn"] > 0 and arguments["minn"] < 1):
+        raise reader.error(
+            f"the arguments say bucket {arguments['bucket']}, minn {arguments['minn']}, "
+            f"maxn {arguments['maxn']}: expected bucket 0 or more and minn 1 or more"
+        )
+    return arguments
 
 
 def _check_magic(reader: _Reader) -> None:
@@ -233,8 +321,7 @@ def read_fasttext(path: str, stream: BinaryIO, max_words: int | None) -> FastTex
     """A fastText ``.bin`` model's dictionary and input matrix (the output layer is not read)."""
     reader = _Reader(path, stream)
     _check_magic(reader)
-    values = reader.unpack("<12id", "the training arguments")
-    arguments = dict(zip(_ARGUMENT_NAMES, values[:12], strict=True))
+    arguments = _arguments(reader)
     size, nwords, _, _, pruneidx_size = reader.unpack("<iiiqq", "the dictionary sizes")
     if not 0 < nwords <= size:
         raise reader.error(f"the dictionary says {nwords} words of {size} entries")
@@ -260,7 +347,7 @@ def read_fasttext(path: str, stream: BinaryIO, max_words: int | None) -> FastTex
         raise reader.error(
             f"the input matrix is {rows} x {dim}; the arguments say {expected} x {arguments['dim']}"
         )
-    matrix = np.frombuffer(reader.exact(4 * rows * dim, "the input matrix"), dtype="<f4")
+    matrix = _read_matrix(reader, rows, dim, "the input matrix")
     if not np.isfinite(matrix).all():
         raise reader.error("the input matrix holds NaN or infinite values")
-    return FastTextModel(words, matrix.reshape(rows, dim).astype(np.float32), arguments, prune)
+    return FastTextModel(words, matrix, arguments, prune)

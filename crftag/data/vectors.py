@@ -32,6 +32,7 @@ from crftag.data.vector_binaries import (
     read_fasttext,
     read_fasttext_dim,
     read_word2vec_binary,
+    read_word2vec_dim,
 )
 from crftag.errors import CrftagError, located
 
@@ -253,7 +254,7 @@ def _dim(path: str) -> int:
         if file_format == "fasttext-bin":
             return read_fasttext_dim(path, stream)
         if file_format == "word2vec-binary":
-            return int(stream.readline(64).split()[1])
+            return read_word2vec_dim(path, stream)
         for _, _, vector in _records(path, stream):
             return len(vector)
     raise CrftagError(f"{path}: no vectors in the embeddings file")

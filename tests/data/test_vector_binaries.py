@@ -5,11 +5,13 @@ import bz2
 import gzip
 import lzma
 import struct
+import tracemalloc
 
 import numpy as np
 import pytest
 import torch
 
+from crftag.data.vector_binaries import MAX_DIM
 from crftag.data.vectors import embeddings_dims, read_embeddings, vector_format
 from crftag.errors import CrftagError
 
@@ -69,6 +71,70 @@ def test_a_malformed_word2vec_binary_is_one_error_with_the_byte_offset(tmp_path,
     path = tmp_path / "bad.bin"
     path.write_bytes(data)
     with pytest.raises(CrftagError, match=rf"^{tmp_path}/bad.bin: {message}"):
+        read_embeddings(str(path), show_progress=False)
+
+
+@pytest.mark.parametrize("header", [b"3 0\n", b"3 70000\n"])
+def test_a_word2vec_dimension_out_of_range_is_refused_where_the_dimension_is_read(tmp_path, header):
+    path = tmp_path / "dim.bin"
+    path.write_bytes(header + b"a " + struct.pack("<3f", 1, 2, 3))
+    message = r"dim.bin: byte \d+: the header says 3 vectors of \d+ dimensions; expected 1 or "
+    with pytest.raises(CrftagError, match=message):
+        embeddings_dims([str(path)])
+    with pytest.raises(CrftagError, match=message):
+        read_embeddings(str(path), show_progress=False)
+
+
+def test_a_header_promising_more_than_a_plain_file_holds_is_refused_before_allocating(
+    tmp_path,
+):
+    path = tmp_path / "promise.bin"
+    path.write_bytes(b"1999999 5000" + _word2vec_binary(VECTORS)[3:])  # 3 vectors of 3 floats
+    message = (
+        r"promise.bin: byte 13: 1999999 vectors of 5000 dimensions needs at least 40001979999 "
+        r"bytes, but the file has \d+ left \(truncated, or a corrupt header\)$"
+    )
+    with pytest.raises(CrftagError, match=message):
+        read_embeddings(str(path), show_progress=False)
+
+
+@pytest.mark.parametrize("compression", ["gzip", "bz2", "xz"])
+def test_a_compressed_file_promising_gigabytes_fails_at_its_end_without_allocating_them(
+    tmp_path, compression
+):
+    path = tmp_path / "promise.bin"
+    data = b"1999999 5000\n" + b"".join(
+        word + b" " + struct.pack("<5000f", *[1.0] * 5000) for word in (b"a", b"b", b"c")
+    )
+    path.write_bytes(COMPRESSORS[compression](data))
+    tracemalloc.start()
+    try:
+        with pytest.raises(CrftagError, match=r"promise.bin: byte \d+: .*ends early.* vector 4 "):
+            read_embeddings(str(path), show_progress=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 256 << 20, peak  # the promise is 37 GiB
+
+
+def _flipped(data: bytes, count: int = 16) -> bytes:
+    """``data`` with ``count`` bytes in its middle inverted."""
+    middle = len(data) // 2
+    return (
+        data[:middle]
+        + bytes(b ^ 0xFF for b in data[middle : middle + count])
+        + data[middle + count :]
+    )
+
+
+@pytest.mark.parametrize("compression", ["gzip", "bz2", "xz"])
+def test_a_bit_flipped_compressed_binary_is_one_error_naming_the_file(tmp_path, compression):
+    many = {f"word{i}": [float(i), i / 7, -i / 3] for i in range(2000)}
+    path = tmp_path / "flipped.bin"
+    path.write_bytes(_flipped(COMPRESSORS[compression](_word2vec_binary(many))))
+    # bzip2 checks a block's CRC after handing out its data, so the garbage may be met first
+    found = r"corrupt|ends early|not valid UTF-8"
+    with pytest.raises(CrftagError, match=rf"^{tmp_path}/flipped.bin(:\d+)?: .*({found})"):
         read_embeddings(str(path), show_progress=False)
 
 
@@ -146,10 +212,29 @@ def test_fasttext_bin_made_by_gensim_gives_its_vectors_for_known_and_unseen_word
 def test_a_truncated_fasttext_bin_names_the_part_it_ends_in(tmp_path, fasttext_bin):
     data = fasttext_bin[0].read_bytes()
     cut = tmp_path / "cut.bin"
-    for size, part in ((40, "the training arguments"), (len(data) // 2, "the input matrix")):
-        cut.write_bytes(data[:size])
-        with pytest.raises(CrftagError, match=rf"cut.bin: byte \d+: .*truncated\), in {part}"):
+    for size, compress, message in (
+        (40, COMPRESSORS["plain"], r"truncated\), in the training arguments"),
+        (len(data) // 2, COMPRESSORS["plain"], r"the input matrix of 2010 x 8 values needs at "),
+        (len(data) // 2, gzip.compress, r"truncated\), in the input matrix"),
+    ):
+        cut.write_bytes(compress(data[:size]))
+        with pytest.raises(CrftagError, match=rf"cut.bin: byte \d+: .*{message}"):
             read_embeddings(str(cut), show_progress=False)
+
+
+@pytest.mark.parametrize("dim", [0, -50, MAX_DIM + 1])
+def test_a_fasttext_dimension_out_of_range_is_refused_before_any_allocation(
+    tmp_path, fasttext_bin, dim
+):
+    data = bytearray(fasttext_bin[0].read_bytes())
+    data[8:12] = struct.pack("<i", dim)  # the first training argument, after magic and version
+    path = tmp_path / "dim.bin"
+    path.write_bytes(bytes(data))
+    message = rf"dim.bin: byte 64: the arguments say dim {dim}, expected 1 to {MAX_DIM}$"
+    with pytest.raises(CrftagError, match=message):
+        embeddings_dims([str(path)])
+    with pytest.raises(CrftagError, match=message):
+        read_embeddings(str(path), show_progress=False)
 
 
 def test_training_infers_word_dim_from_two_files_and_builds_unseen_words_from_ngrams(

@@ -67,8 +67,7 @@ def sentences_file(text: str | None, directory: str) -> tuple[str, int, int]:
 def measure(directories: list[str], text: str | None) -> dict:
     import torch
 
-    from crftag.inference.array_tagger import ArrayTagger
-    from crftag.inference.tagger import Tagger
+    from crftag.inference.loading import load
     from crftag.modelfiles.char_lm_files import load_char_lm
 
     torch.set_num_threads(2)
@@ -80,10 +79,11 @@ def measure(directories: list[str], text: str | None) -> dict:
             pretrained = load_char_lm(pretrained_dir)
             with_lm = trained(directory, pretrained_dir)
             row = {"key": "char_lm", "hidden_size": pretrained.settings["hidden_size"]}
-            for name, load, index in (("torch", Tagger.load, 0), ("numpy", ArrayTagger.load, 1)):
+            # (checkpoint, export) of each: crftag.load runs the one on torch, the other on NumPy
+            for name, index in (("torch", 0), ("numpy", 1)):
                 plain_s, lm_s, ratio = paired_seconds(
-                    tagging_run(load(without[index]), source),
-                    tagging_run(load(with_lm[index]), source),
+                    tagging_run(load(without[index], "cpu"), source),
+                    tagging_run(load(with_lm[index], "cpu"), source),
                     3,
                 )
                 row[name] = {

@@ -214,15 +214,15 @@ def corpus_size(path):
 
 
 def predict_section(model_dir):
+    from crftag.inference.loading import load
     from crftag.inference.streaming import predict_files
-    from crftag.inference.tagger import Tagger
 
     source = os.path.join(RUNS, "testb.tokens")
     sentences = write_tokens(source)
     count = sum(len(tokens) for tokens in sentences)
     rows = []
     for device, batch_size in (("cuda", 64), ("cuda", 512), ("cpu", 64)):
-        tagger = Tagger.load(model_dir, device)
+        tagger = load(model_dir, device)
         if device == "cpu":
             torch.set_num_threads(2)
 

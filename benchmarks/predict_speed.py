@@ -31,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
-from crftag.inference.loading import load_tagger  # noqa: E402
+from crftag.inference.loading import load  # noqa: E402
 from crftag.inference.streaming import predict_files  # noqa: E402
 
 TESTB = os.path.join(HERE, "..", "..", "shared", "data", "conll2003", "eng.testb")
@@ -56,7 +56,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         source = os.path.join(directory, "testb.tokens")
         tokens = sum(map(len, write_tokens(source)))
-        tagger = load_tagger("en-ner")
+        tagger = load("en-ner")
 
         def run() -> None:
             with open(os.devnull, "w", encoding="utf-8") as sink:
@@ -85,7 +85,7 @@ def main() -> None:
         rates = []
         for _ in range(args.runs):
             if args.cold:
-                tagger = load_tagger("en-ner")
+                tagger = load("en-ner")
             started = time.perf_counter()
             run()
             rates.append(tokens / (time.perf_counter() - started))

@@ -60,9 +60,9 @@ AUGMENT = ["augment.lower=0.25", "augment.upper=0.15", "augment.title=0.05", "au
 
 def measure(task: str, model: str, seed: int, typo_rate: float) -> dict:
     """One model's scores (percent) on its test file as given and on each perturbed copy."""
-    from crftag.inference.loading import load_tagger
+    from crftag.inference.loading import load
 
-    tagger = load_tagger(model, "cpu")
+    tagger = load(model, "cpu")
     gold = tagger.config.data.read(TESTS[task])
     scores = {"as given": headline(score_sentences(tagger, gold))}
     copies = score_perturbed(tagger, gold, CHANGES, seed=seed, typo_rate=typo_rate)

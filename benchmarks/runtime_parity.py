@@ -74,12 +74,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         for name, path, spec in CASES:
             exported = os.path.join(folder, f"{name}.npz")
-            export_arrays(exported, load_model(name))
+            loaded = load_model(name)  # the bundled export, rebuilt in torch
+            export_arrays(exported, loaded)
             gold = read_corpus(path, spec)
             sentences = [list(sentence.tokens) for sentence in gold]
             documents = [sentence.document for sentence in gold]
             tokens = sum(map(len, sentences))
-            torch_tags, torch_seconds = timed(Tagger.load(name).tag, sentences, documents)
+            torch_tags, torch_seconds = timed(Tagger.from_loaded(loaded).tag, sentences, documents)
             array_tags, array_seconds = timed(ArrayTagger.load(exported).tag, sentences, documents)
             same = sum(a == b for a, b in zip(torch_tags, array_tags, strict=True))
             print(
@@ -89,7 +90,7 @@ def main() -> None:
             )
             options = {"probs": "tag", "nbest": 3, "documents": documents}
             differences = largest_differences(
-                Tagger.load(name).predict(sentences, **options),
+                Tagger.from_loaded(loaded).predict(sentences, **options),
                 ArrayTagger.load(exported).predict(sentences, **options),
             )
             print(

@@ -98,7 +98,7 @@ def throughput(checkpoint: str, exported: dict[str, str], directory: str) -> dic
 
     from crftag.data.conll import ColumnSpec, read_corpus
     from crftag.inference.array_tagger import ArrayTagger
-    from crftag.inference.tagger import Tagger
+    from crftag.inference.loading import load
 
     torch.set_num_threads(2)
     sentences = [
@@ -109,7 +109,7 @@ def throughput(checkpoint: str, exported: dict[str, str], directory: str) -> dic
     with open(source, "w", encoding="utf-8") as handle:
         handle.writelines(" ".join(sentence) + "\n" for sentence in sentences)
 
-    reference = tagging_run(Tagger.load(checkpoint), source)
+    reference = tagging_run(load(checkpoint, "cpu"), source)
     results = {"tokens": tokens, "target_ratio": THROUGHPUT_TARGET}
     for name, path in exported.items():
         exported_s, torch_s, ratio = paired_seconds(

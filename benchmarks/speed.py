@@ -54,7 +54,7 @@ from crftag.data.conll import (  # noqa: E402
     read_columns,
 )
 from crftag.data.schemes import convert  # noqa: E402
-from crftag.inference.tagger import Tagger  # noqa: E402
+from crftag.inference.loading import load  # noqa: E402
 from crftag.modelfiles.checkpoint import LoadedModel, load_model, save_model  # noqa: E402
 from crftag.modelfiles.registry import BUNDLED_MODELS  # noqa: E402
 from crftag.nn.encoders import use_fast_training  # noqa: E402
@@ -96,7 +96,7 @@ def untrained_model(directory):
 def training_step(model_path, batches_to_time, fast=False):
     """A whole training step (crftag's own train_step on the batches training makes) against
     the encoder's forward and backward alone; ``fast``: with ``train.fast_encoder``."""
-    tagger = Tagger.load(model_path)
+    tagger = load(model_path, "cpu")
     model, vocabularies, config = tagger.model, tagger.vocabularies, tagger.config
     use_fast_training(model, fast)
     sentences = read(os.path.join(CONLL, "eng.train"))
@@ -194,9 +194,7 @@ def predict_throughput(model, directory):
     subprocess.run(command, input=b"", stdout=subprocess.DEVNULL, check=True)
     start_up = time.perf_counter() - started
 
-    from crftag.inference.loading import load_tagger
-
-    tagger = load_tagger(model, "cpu")
+    tagger = load(model, "cpu")
     batches = []
     for chunk in range(0, len(tokens), 64):
         batches.extend(batch for _, batch in tagger._batches(tokens[chunk : chunk + 64], 64, None))
@@ -317,8 +315,8 @@ def alternating_medians(commands: dict, repeats: int) -> dict[str, float]:
 
 LOAD_AND_TAG = (
     "import sys, time\nimport torch\nstarted = time.perf_counter()\n"
-    "from crftag.inference.tagger import Tagger\n"
-    "Tagger.load(sys.argv[1]).tag([['A', 'sentence', '.']])\n"
+    "import crftag\n"
+    "crftag.load(sys.argv[1], 'cpu').tag([['A', 'sentence', '.']])\n"
     "print(time.perf_counter() - started)\n"
 )
 

@@ -78,10 +78,9 @@ def main() -> None:
 
     taggers = []
     if args.model:
-        from crftag.inference.tagger import Tagger
-        from crftag.modelfiles.registry import resolve_model_path
+        from crftag.inference.loading import load
 
-        taggers = [(name, Tagger.load(resolve_model_path(name))) for name in args.model]
+        taggers = [(name, load(name, "cpu")) for name in args.model]
 
     report = {"train": os.path.normpath(args.train), "files": {}}
     for path in args.eval:

@@ -28,6 +28,7 @@ from crf_kernels import paired_seconds  # noqa: E402
 from crftag.data.batching import collate, encode  # noqa: E402
 from crftag.data.conll import ColumnSpec, open_binary, read_columns  # noqa: E402
 from crftag.inference.tagger import Tagger  # noqa: E402
+from crftag.modelfiles.checkpoint import load_model  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "data")
 WEB_GENRES = ("weblog", "email", "reviews", "answers", "newsgroup")
@@ -75,7 +76,7 @@ def batches_of(sentences, tagger, count):
 
 
 def measure(model_path: str, count: int = 200) -> dict:
-    tagger = Tagger.load(model_path)
+    tagger = Tagger.from_loaded(load_model(model_path))  # torch, whatever the file
     model = tagger.model.float()
     news, web = (
         batches_of(news_sentences(), tagger, count),

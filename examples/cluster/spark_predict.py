@@ -20,7 +20,6 @@ import sys
 from pyspark.sql import SparkSession
 
 from crftag.inference.cluster import spark_schema, spark_tagging, write_records
-from crftag.inference.model_paths import exported_model_path
 from crftag.modelfiles.registry import resolve_model_path
 
 BATCH = 64  # rows per batch, crftag predict's default --batch-size
@@ -46,10 +45,9 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--partitions", type=int, default=4)
     arguments = parser.parse_args()
-    # The bundled names ship as exported files; any other model is the file given.
-    model_file = exported_model_path(arguments.model, "cpu", bundled=True) or resolve_model_path(
-        arguments.model
-    )
+    # The one file each executor loads with crftag.load: a bundled name's shipped export, a run
+    # directory's model.pt, or the file given.
+    model_file = resolve_model_path(arguments.model)
     # Local workers run this interpreter, which has crftag; a cluster's come from its config.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = (

@@ -17,6 +17,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "crftag"
 LAYERS = {
     "errors": 0,
     "data": 1,
+    "features": 1,  # each input feature in one module: its encoding, arrays and runtimes' parts
     "crf": 1,
     "runtime": 2,  # tagging in NumPy: imports data and crf's torch-free modules, never torch
     "config": 2,  # the config file's sections, their loading and checks, the tune section

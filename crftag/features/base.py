@@ -1,0 +1,175 @@
+"""What an input feature of a tagger declares, in one place.
+
+A feature is one :class:`Feature` subclass in one module of this package, listed once in
+:data:`crftag.features.registry.FEATURES`. It says, for itself:
+
+- which models have it (:meth:`Feature.active`, read from the config's ``model`` section);
+- how a sentence becomes its values (:meth:`Feature.encode`, :meth:`Feature.collate`), also
+  after augmentation changed the text (the same call on the new tokens), and how a batch of
+  sentences becomes its arrays at once (:meth:`Feature.arrays`, :meth:`Feature.tensors`);
+- its arrays in the checkpoint and the export, with their shapes (:meth:`Feature.shapes`);
+- its torch module and the module's forward pass (:meth:`Feature.torch_module`,
+  :meth:`Feature.torch_forward`);
+- its NumPy forward pass (:meth:`Feature.numpy_forward`);
+- its ONNX graph (:meth:`Feature.onnx_inputs`, :meth:`Feature.onnx_forward`), or a one-line
+  refusal (:attr:`Feature.onnx_refusal`).
+
+The batch (:mod:`crftag.data.batching`), the re-encoding after augmentation, the checkpoint and
+archive schemas and the three runtimes (torch, NumPy, ONNX) loop over the registered features;
+none of them names one.
+
+Stages: an ``INPUT`` feature's vectors, in registry order, are the BiLSTM's input; a ``STATES``
+feature adds columns beside the BiLSTM's states before the tag projection (document context);
+a ``SPARSE`` feature is read by the feature CRF alone (hashed token features).
+
+Layers: a feature module imports, at its top, only ``data`` (and ``config``-free helpers) and
+NumPy, so the NumPy runtime can import it without torch. Each runtime's part imports what it
+needs (torch, :mod:`crftag.nn`, :mod:`crftag.runtime`, the ONNX graph builder) inside the
+method that builds it; tests/test_architecture.py checks both rules.
+
+Shapes: B sentences, T words (the batch's longest sentence), C characters a word, N real
+tokens of a batch packed (:class:`crftag.runtime.recurrent.Packing`), D a feature's width.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from crftag.data.indices import index_arrays
+from crftag.data.vocab import Vocabularies
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["INPUT", "SPARSE", "STATES", "Feature", "Shapes", "TextBatch"]
+
+INPUT, STATES, SPARSE = "input", "states", "sparse"
+
+# array name -> (shape, kind): kind "float" (any float dtype) or "bool"
+Shapes = dict[str, tuple[tuple[int, ...], str]]
+
+
+@dataclass
+class TextBatch:
+    """A batch of sentences to encode at once, with what every feature may read of it.
+
+    sentences  token lists, each at least one token
+    vocabularies  the model's
+    documents  one key per sentence, equal within a document, or None (no document context)
+    """
+
+    sentences: Sequence[Sequence[str]]
+    vocabularies: Vocabularies
+    documents: Sequence[Hashable] | None = None
+
+    @functools.cached_property
+    def indexed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(words (B, T), chars (B, T, C), lengths (B,)) of :func:`index_arrays`, made once
+        for the features that read them."""
+        return index_arrays(self.sentences, self.vocabularies)
+
+
+class Feature:
+    """One input of a tagger. Subclasses set the class attributes and override what their
+    stage needs; a method left as it is here raises (a bug, not a user's mistake)."""
+
+    name: str  # the batch's field; the torch module's attribute and state-dict prefix
+    key: str  # the config key that turns it on, as messages name it ("model.lexicons")
+    stage: str = INPUT
+    per_sentence: bool = True  # False: made for a whole batch (document groups), not encoded
+    onnx_refusal: str | None = None  # why the ONNX export cannot take it, if it cannot
+
+    # -- which models have it ------------------------------------------------------------
+
+    def active(self, model: Mapping[str, Any]) -> bool:
+        """Whether a model with this config ``model`` section (a dict) has the feature."""
+        raise NotImplementedError
+
+    # -- encoding -------------------------------------------------------------------------
+
+    def encode(self, tokens: Sequence[str], vocabularies: Vocabularies) -> Any:
+        """One sentence's values, as :class:`crftag.data.batching.Encoded` keeps them."""
+        return self.tensors(self.arrays(TextBatch([tokens], vocabularies)))
+
+    def collate(self, values: Sequence[Any], length: int) -> Any:
+        """The values of a batch's sentences (``encode``'s), padded to ``length`` tokens."""
+        raise NotImplementedError
+
+    def arrays(self, text: TextBatch) -> Any:
+        """A batch's values for the NumPy and ONNX runtimes: arrays, or None when the batch
+        gives the feature nothing (document groups without documents)."""
+        raise NotImplementedError
+
+    def tensors(self, arrays: Any) -> Any:
+        """``arrays`` as the torch tagger reads them."""
+        import torch
+
+        return None if arrays is None else torch.from_numpy(arrays)
+
+    def to(self, value: Any, device: torch.device) -> Any:
+        """A batch's value on ``device``."""
+        return None if value is None else value.to(device, non_blocking=True)
+
+    # -- checkpoint and export ------------------------------------------------------------
+
+    def shapes(self, model: Mapping[str, Any], vocabularies: Mapping[str, Any]) -> Shapes:
+        """name -> (shape, kind) of the feature's arrays in a checkpoint's state dict and in
+        an export, for the config ``model`` section and the vocabularies' state
+        (:meth:`crftag.data.vocab.Vocabularies.to_state`); {} for none."""
+        return {}
+
+    def width(self, model: Mapping[str, Any], vocabularies: Mapping[str, Any]) -> int:
+        """D: the columns it adds to the BiLSTM's input (``INPUT``) or beside its states, as a
+        multiple of the states' width (``STATES``)."""
+        return 0
+
+    # -- torch ----------------------------------------------------------------------------
+
+    def torch_module(self, config: Any, vocabularies: Vocabularies) -> torch.nn.Module | None:
+        """The module holding its weights (registered on the tagger under :attr:`name`), built
+        from the ``ModelConfig`` and the vocabularies; None for a feature without weights."""
+        return None
+
+    def torch_forward(self, module: Any, batch: Any) -> torch.Tensor:
+        """``INPUT``: the (B, T, D) vectors of a :class:`crftag.data.batching.Batch`, from
+        the feature's module (None for a feature without weights)."""
+        raise NotImplementedError
+
+    def torch_states(self, states: torch.Tensor, batch: Any) -> torch.Tensor:
+        """``STATES``: the BiLSTM's states (B, T, H) -> the (B, T, D * H) columns that go
+        beside them into the tag projection."""
+        raise NotImplementedError
+
+    # -- NumPy ----------------------------------------------------------------------------
+
+    def numpy_forward(self, weights: Mapping[str, np.ndarray], model: Mapping, vocabularies):
+        """A function ``(inputs, packing, threads) -> (N, D)`` float32, the feature's vectors
+        of the packed real tokens, ``inputs`` a batch's :meth:`arrays` by feature name; built
+        once from the export's arrays (as the torch state dict names them)."""
+        raise NotImplementedError
+
+    def numpy_states(self, states: np.ndarray, block: np.ndarray, inputs: Mapping, packing):
+        """``STATES``: what its columns add to the first layer after the BiLSTM, (N, K'):
+        ``columns(states) @ block.T`` for the packed states (N, H) and the weights of its
+        columns (K', D * H). Zero states must add zero (the padding's scores are the zero
+        states' own)."""
+        raise NotImplementedError
+
+    # -- ONNX -----------------------------------------------------------------------------
+
+    def onnx_inputs(self) -> list[tuple[str, list[str]]]:
+        """(name, dimension names) of each int64 graph input it reads: its :meth:`arrays`."""
+        return []
+
+    def onnx_forward(self, graph: Any, weights: Mapping[str, np.ndarray], model, vocabularies):
+        """``INPUT``: the name of the graph's (B, T, D) output of the feature's vectors."""
+        raise NotImplementedError
+
+    def onnx_states(self, graph: Any, states: str, block: np.ndarray) -> str:
+        """``STATES``: :meth:`numpy_states` in the graph, on states (B, T, H): (B, T, K')."""
+        raise NotImplementedError

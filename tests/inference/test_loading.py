@@ -2,6 +2,7 @@
 checkpoint, an ``.npz`` export, an ``.onnx`` graph) and gives a tagger of one interface that tags
 as the others do; a path that is missing or no model is a one-line error naming it."""
 
+import pathlib
 import subprocess
 import sys
 
@@ -151,3 +152,31 @@ def test_loading_an_export_imports_no_torch(model_paths):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["numpy", "False"]
+
+
+def python_block(page: str, after: str) -> str:
+    """The first ```python block of a docs page after the text ``after``."""
+    text = pathlib.Path(page).read_text(encoding="utf-8").split(after, 1)[1]
+    return text.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_predict_page_example_runs(sample_model, tmp_path, monkeypatch, capsys):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "my-ner").symlink_to(sample_model)
+    monkeypatch.chdir(tmp_path)
+    code = python_block(str(pathlib.Path(__file__).parents[2] / "docs/predict.md"), "## The model")
+    exec(compile(code, "docs/predict.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "torch ['LOC', 'MISC', 'ORG', 'PER']"
+    assert all(line.split()[-2] in ("LOC", "MISC", "ORG", "PER") for line in printed[1:])
+
+
+def test_the_runtime_page_rebuilds_a_bundled_model_in_torch():
+    namespace: dict = {}
+    code = python_block("docs/runtime.md", "## Which tagger runs a model")
+    exec(compile(code, "docs/runtime.md", "exec"), namespace)
+    tagger = namespace["tagger"]
+    assert tagger.backend == "torch" and hasattr(tagger.model, "crf")
+    assert tagger.tag([["John", "lives", "in", "Berlin"]]) == crftag.load("en-ner").tag(
+        [["John", "lives", "in", "Berlin"]]
+    )

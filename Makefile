@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 test-cluster bench-cluster bench-robustness
+.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 test-cluster bench-cluster bench-robustness bench-gpu
 
 install: $(STAMP)
 
@@ -87,6 +87,15 @@ bench-sentences: install
 
 bench-crf: install
 	$(PY) benchmarks/crf_kernels.py
+
+# What a GPU does for crftag (benchmarks/gpu.py, docs/gpu.md), in at most 8 minutes on an H100:
+# the CUDA tests, configs/conll03_gpu.yaml trained to the end (tokens/s an epoch, dev and test
+# F1), eng.testb tagged at batch 1 and 1024. DEVICE=cpu runs the same path on configs/sample.yaml
+# for 2 epochs. Writes runs/bench/gpu.json (RECORD=1: benchmarks/results/gpu.json).
+DEVICE ?= cuda
+bench-gpu: install
+	$(PY) benchmarks/gpu.py --device $(DEVICE) --time-limit 480 $(RECORD_FLAG) \
+		$(if $(filter cpu,$(DEVICE)),--config configs/sample.yaml --set train.epochs=2)
 
 # Training steps against flair's BiLSTM-CRF on the same CoNLL-2003 batches (a few minutes).
 # flair and its many dependencies go into their own venv, never crftag's, with torch pinned to

@@ -1,5 +1,7 @@
 """The GPU section of benchmarks/RESULTS.md, from benchmarks/results/gpu.json
-(benchmarks/gpu.py)."""
+(benchmarks/gpu.py): the CUDA tests, the GPU recipe's training and tagging (``make bench-gpu``),
+and the CRF's loop against scan (``--crf``); the ``train`` and ``predict`` sections of a file
+as the script wrote them at b533331, where present."""
 
 from __future__ import annotations
 
@@ -34,8 +36,22 @@ def _predict_row(run: dict) -> str:
     )
 
 
-# Each section of gpu.json: its caption, header, alignment row and row renderer.
+def _tagging_row(run: dict) -> str:
+    return (
+        f"| `{run['path']}` | {run['device']} | {run['batch_size']} | {run['sentences']:,} "
+        f"| {run['tokens_per_s']:,.0f} |"
+    )
+
+
+# Each list section of gpu.json: its caption, header, alignment row and row renderer.
 TABLES = {
+    "tagging": (
+        "The trained model on the test file's sentences in-process, start-up excluded: `tag` "
+        "(tags only) and `predict_files` (read tokens, tag, write CoNLL):",
+        "| path | device | batch | sentences | tokens/s |",
+        "|---|---|---:|---:|---:|",
+        _tagging_row,
+    ),
     "crf": (
         "CRF on the GPU, median ms of a call: log Z forward and backward, and Viterbi; the "
         "sequential loop against the parallel scan. A path's shortfall is how far its float64 "
@@ -62,8 +78,44 @@ TABLES = {
 }
 
 
+def _recipe_table(recipe: dict) -> str:
+    """The training run of ``make bench-gpu``: its scores, then every epoch's speed."""
+    stopped = "" if recipe["finished"] else " Stopped by the time limit."
+    scores = ""
+    if recipe["test"] is not None:
+        scores = (
+            f" Best dev F1 {100 * recipe['dev']:.2f} (epoch {recipe['best_epoch']}), "
+            f"test F1 {100 * recipe['test']:.2f}."
+        )
+    lines = [
+        f"`{recipe['command']}` on {recipe['device']}: {len(recipe['epochs'])} epochs in "
+        f"{recipe['wall_s']:.0f} s wall.{scores}{stopped}",
+        "",
+        "| epoch | tokens/s | seconds | dev F1 |",
+        "|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {epoch['epoch']} | {epoch['tokens_per_s']:,.0f} | {epoch['seconds']:.1f} "
+        f"| {100 * epoch['dev']:.2f} |"
+        for epoch in recipe["epochs"]
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _cuda_tests_line(tests: dict) -> str:
+    return (
+        f"`{tests['command']}`: {tests['passed']} passed, {tests['skipped']} skipped, "
+        f"{tests['failures']} failed, {tests['errors']} errors (exit status "
+        f"{tests['exit_status']}).\n"
+    )
+
+
 def gpu_tables(report: dict) -> str:
     parts = []
+    if "cuda_tests" in report:
+        parts.append(_cuda_tests_line(report["cuda_tests"]))
+    if "recipe" in report:
+        parts.append(_recipe_table(report["recipe"]))
     for key, (caption, columns, alignment, row) in TABLES.items():
         if key in report:
             lines = [caption, "", columns, alignment, *(row(item) for item in report[key])]

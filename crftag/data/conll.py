@@ -1,23 +1,20 @@
 """Reading and writing column files: CoNLL-2003, two-column ``word tag`` files and CoNLL-U.
 
 Everything streams: readers are generators over the lines of a binary file, so a corpus of any size
-or an endless stdin is read one sentence at a time, and no line longer than ``MAX_LINE_BYTES`` is
-held in memory. Input is UTF-8 (a byte-order mark and CRLF line ends are accepted); a line that is
-not UTF-8, holds a NUL byte, is too long, holds a carriage return that ends no line (CR-only line
-ends) or has the wrong number of columns is an error naming the file and line.
+or an endless stdin is read one sentence at a time. The lines are read by :mod:`crftag.data.lines`
+(UTF-8 with or without a BOM, gzip, bzip2 or xz told from the bytes, NUL and line-length checks);
+a line with the wrong number of columns is also an error naming the file and line.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from collections.abc import Hashable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from crftag.data.labels import label_problem
+from crftag.data.lines import decoded_lines, open_binary, read_lines
 from crftag.data.paths import is_regular_file
 from crftag.errors import CrftagError, located
 
@@ -28,19 +25,16 @@ __all__ = [
     "document_key",
     "document_keys",
     "format_conll_block",
-    "open_binary",
+    "open_binary",  # crftag.data.lines's, where readers of column files find it
     "read_columns",
     "read_corpus",
-    "read_lines",
+    "read_lines",  # crftag.data.lines's
     "shown",
     "source_name",
 ]
 
 DOCSTART = "-DOCSTART-"
 CONLLU_COLUMNS = 10
-# The longest line read, without its line end: a file with no line breaks (/dev/zero, a binary
-# file) is refused after this many bytes instead of filling memory.
-MAX_LINE_BYTES = 4 << 20
 # CoNLL-U IDs in ASCII digits (str.isdigit also takes superscripts and other scripts' digits): a
 # word, or a multiword-token range (3-4) or an empty node (5.1), which are not words.
 _CONLLU_WORD_ID = re.compile(r"[0-9]+")
@@ -114,96 +108,6 @@ def source_name(path: str) -> str:
     return "<stdin>" if path == "-" else path
 
 
-@contextmanager
-def open_binary(path: str) -> Iterator[BinaryIO]:
-    """Open ``path`` (``-`` for stdin) for reading bytes, with a one-line error if it cannot be."""
-    if path == "-":
-        yield sys.stdin.buffer
-        return
-    if os.path.isdir(path):
-        raise CrftagError(f"{path}: is a directory, expected a file")
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below, after the generator is done
-    except FileNotFoundError:
-        raise CrftagError(f"{path}: no such file") from None
-    except OSError as error:
-        raise CrftagError(f"{path}: cannot read ({error.strerror})") from None
-    with handle:
-        yield handle
-
-
-def read_lines(
-    stream: BinaryIO,
-    source: str,
-    on_error: str = "stop",
-    allow_nul: bool = False,
-    max_bytes: int | None = None,
-) -> Iterator[tuple[int, str | None]]:
-    """(line number, text) for each line of a UTF-8 byte stream, line ends and BOM removed.
-
-    A line that is not UTF-8, or holds a NUL byte (a sign of a binary file, unless ``allow_nul``
-    for raw text, where it is just a control character), is an error naming it
-    (``on_error="stop"``), or (``"skip"``) a warning on stderr and ``None`` for its text, so the
-    caller can keep its place. A line longer than ``max_bytes`` (default ``MAX_LINE_BYTES``) or
-    with a carriage return that ends no line is always an error: the stream's lines cannot be
-    told apart then.
-    """
-    for number, text, readable in _decoded_lines(stream, source, on_error, allow_nul, max_bytes):
-        yield number, text if readable else None
-
-
-def _decoded_lines(
-    stream: BinaryIO,
-    source: str,
-    on_error: str = "stop",
-    allow_nul: bool = False,
-    max_bytes: int | None = None,
-) -> Iterator[tuple[int, str, bool]]:
-    """:func:`read_lines` with every line's text: (number, text, readable), where the text of a
-    line skipped under ``on_error="skip"`` has U+FFFD for each byte that is not UTF-8, so that a
-    caller can write it back in its place."""
-    limit = MAX_LINE_BYTES if max_bytes is None else max_bytes
-    number = 0
-    while True:
-        # readline on the bytes, never a text wrapper: its size counts bytes, and it splits on
-        # \n only, so a lone \r stays in the line to be found below.
-        raw = stream.readline(limit + 2)  # room for the \r\n after a line of `limit` bytes
-        if not raw:
-            return
-        number += 1
-        line = raw[:-1] if raw.endswith(b"\n") else raw
-        line = line.rstrip(b"\r")
-        if b"\r" in line:
-            raise located(source, number, _line_end_problem(number))
-        if len(line) > limit or (len(raw) == limit + 2 and not raw.endswith(b"\n")):
-            raise located(source, number, f"line longer than {limit} bytes")
-        problem = None
-        if not allow_nul and b"\x00" in line:
-            problem = "contains a NUL byte; is this a binary file?"
-        else:
-            try:
-                text = line.decode("utf-8")
-            except UnicodeDecodeError as error:
-                problem = f"not valid UTF-8 (byte {error.start + 1} of the line)"
-        if problem is not None:
-            if on_error != "skip":
-                raise located(source, number, problem)
-            print(f"crftag: warning: {source}:{number}: {problem}; skipped", file=sys.stderr)
-            yield number, line.decode("utf-8", errors="replace"), False
-            continue
-        if number == 1 and text.startswith("\ufeff"):
-            text = text[1:]
-        yield number, text, True
-
-
-def _line_end_problem(number: int) -> str:
-    """A carriage return inside a line: the file's line ends are CR alone (old Mac OS), or
-    mixed, which no reader splits the same way."""
-    if number == 1:
-        return "old Mac (CR-only) line ends; convert to \\n"
-    return "a carriage return (\\r) not followed by \\n: mixed line ends; convert to \\n"
-
-
 def shown(text: str) -> str:
     """A line's content as an error quotes it: ``repr`` (which escapes tabs and the characters
     that print as nothing), cut at ``SHOWN_CHARACTERS``, then the code points of invisible
@@ -270,7 +174,7 @@ def read_columns(
     rows: list[int] = []
     first_line = 0
     document = 0
-    for number, text, readable in _decoded_lines(stream, source, on_error):
+    for number, text, readable in decoded_lines(stream, source, on_error):
         if not readable:  # reported already; kept in its place, but no word
             first_line = first_line if raw else number
             raw.append(text)

@@ -1,7 +1,8 @@
 """Dictionaries of entity names as token features: for each type, the BIOES position of every
 token in the longest dictionary entry that covers it.
 
-A dictionary file holds one entry a line (UTF-8; blank lines skipped). An entry of several
+A dictionary file holds one entry a line (read by :mod:`crftag.data.lines`: UTF-8 with or
+without a BOM, plain or compressed; blank lines skipped). An entry of several
 words is split into tokens at white space, so write it tokenized as the data is (``Parkinson
 's disease`` for Penn Treebank tokens, which is what ``crftag predict`` makes of raw text).
 Entries and tokens are compared after Unicode NFKC normalisation and case folding (``Aspirin``,
@@ -21,8 +22,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from crftag.data.conll import MAX_LINE_BYTES
-from crftag.errors import CrftagError, located
+from crftag.data.lines import open_binary, read_lines
+from crftag.errors import CrftagError
 
 __all__ = ["FEATURE_SIZE", "POSITIONS", "Lexicon", "Lexicons", "lexicon_arrays", "read_lexicons"]
 
@@ -116,24 +117,15 @@ def read_lexicons(files: Mapping[str, str]) -> Lexicons:
 
 
 def _read_entries(name: str, path: str) -> list[tuple[str, ...]]:
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below
-    except FileNotFoundError:
-        raise CrftagError(f"model.lexicons.{name}: {path}: no such file") from None
-    except IsADirectoryError:
-        raise CrftagError(f"model.lexicons.{name}: {path}: is a directory") from None
     entries = []
-    with handle:
-        for number, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 2), b""), 1):
-            if len(raw.rstrip(b"\r\n")) > MAX_LINE_BYTES:
-                raise located(path, number, f"line longer than {MAX_LINE_BYTES} bytes")
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise located(path, number, f"not valid UTF-8 ({error.reason})") from None
-            tokens = text.split()
-            if tokens:
-                entries.append(tuple(tokens))
+    try:
+        with open_binary(path) as stream:
+            for _, text in read_lines(stream, path):
+                tokens = text.split()
+                if tokens:
+                    entries.append(tuple(tokens))
+    except CrftagError as error:
+        raise CrftagError(f"model.lexicons.{name}: {error}") from None
     if not entries:
         raise CrftagError(f"model.lexicons.{name}: {path}: no entries (one a line)")
     return entries

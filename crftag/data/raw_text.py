@@ -1,10 +1,11 @@
 """Unlabelled text for ``crftag pretrain``: one sentence or document a line, in plain, gzip,
-bzip2 or xz files (the compression is read from the file's first bytes)."""
+bzip2 or xz files, read by :mod:`crftag.data.lines` (the compression is told from the file's
+first bytes). The text is raw, as ``crftag predict`` reads it: a NUL byte is a character."""
 
 from __future__ import annotations
 
-from crftag.data.vectors import numbered_lines, open_compressed
-from crftag.errors import CrftagError, located
+from crftag.data.lines import open_binary, read_lines
+from crftag.errors import CrftagError
 
 __all__ = ["read_text_lines"]
 
@@ -16,13 +17,9 @@ def read_text_lines(paths: list[str]) -> list[str]:
     lines: list[str] = []
     for path in paths:
         before = len(lines)
-        stream, handle = open_compressed(path, "text file")
-        with handle, stream:
-            for number, raw in numbered_lines(path, stream):
-                try:
-                    text = raw.decode("utf-8").strip()
-                except UnicodeDecodeError as error:
-                    raise located(path, number, f"not valid UTF-8 ({error.reason})") from None
+        with open_binary(path, "text file") as stream:
+            for _, text in read_lines(stream, path, allow_nul=True):
+                text = text.strip()
                 if text:
                     lines.append(text)
         if len(lines) == before:

@@ -5,17 +5,14 @@ GloVe: ``word v1 ... vD`` per line. word2vec text and fastText ``.vec``: the sam
 ``count dimension`` header line, which is detected, not read as a word. Words may contain spaces
 (the last D fields are the vector). The binary formats are read by
 :mod:`crftag.data.vector_binaries`. The format and the compression are detected from the bytes,
-never from the file name.
+never from the file name; text files are read by :mod:`crftag.data.lines` (UTF-8 with or without
+a BOM, NUL and line-length checks, a truncated or corrupt compressed file a located error).
 """
 
 from __future__ import annotations
 
-import bz2
-import gzip
-import lzma
 import os
 import sys
-import zlib
 from array import array
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -24,7 +21,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from crftag.data.conll import MAX_LINE_BYTES
+from crftag.data.lines import DECOMPRESSION_ERRORS, MAX_LINE_BYTES, open_file, read_lines
 from crftag.data.vector_binaries import (
     FASTTEXT_MAGIC,
     FastTextModel,
@@ -41,19 +38,9 @@ __all__ = [
     "Embeddings",
     "SubwordEmbeddings",
     "embeddings_dims",
-    "numbered_lines",
-    "open_compressed",
     "read_embeddings",
     "vector_format",
 ]
-
-# What each compression's data starts with.
-_COMPRESSIONS = (
-    (b"\x1f\x8b", lambda handle: gzip.GzipFile(fileobj=handle, mode="rb")),
-    (b"BZh", bz2.BZ2File),
-    (b"\xfd7zXZ\x00", lzma.LZMAFile),
-)
-_DECOMPRESSION_ERRORS = (OSError, zlib.error, lzma.LZMAError, ValueError)
 
 
 class Embeddings:
@@ -139,27 +126,6 @@ class ConcatenatedEmbeddings(Embeddings):
         return torch.cat(pieces)
 
 
-def open_compressed(path: str, what: str = "embeddings file") -> tuple[BinaryIO, BinaryIO]:
-    """(the decompressed stream, the file under it) of a plain, gzip, bzip2 or xz file;
-    ``what`` names the file in the messages of a missing one."""
-    if os.path.isdir(path):
-        raise CrftagError(f"{path}: is a directory, expected {_article(what)} {what}")
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
-    except FileNotFoundError:
-        raise CrftagError(f"{path}: no such {what}") from None
-    start = handle.read(6)
-    handle.seek(0)
-    for magic, opener in _COMPRESSIONS:
-        if start.startswith(magic):
-            return opener(handle), handle  # type: ignore[return-value]
-    return handle, handle
-
-
-def _article(noun: str) -> str:
-    return "an" if noun[:1] in "aeiou" else "a"
-
-
 def vector_format(path: str) -> str:
     """``text``, ``word2vec-binary`` or ``fasttext-bin``, from the file's first bytes."""
     start = _first_lines(path, 4, 0)[0]
@@ -179,7 +145,7 @@ def vector_format(path: str) -> str:
 
 def _first_lines(path: str, header_bytes: int, line_bytes: int) -> tuple[bytes, bytes]:
     """Up to ``header_bytes`` of the first line and ``line_bytes`` of the second, decompressed."""
-    stream, handle = open_compressed(path)
+    stream, handle = open_file(path, "embeddings file")
     with handle, stream:
         try:
             header = stream.readline(header_bytes)
@@ -188,44 +154,15 @@ def _first_lines(path: str, header_bytes: int, line_bytes: int) -> tuple[bytes, 
             raise CrftagError(
                 f"{path}: the {compression(stream)} file ends early (truncated)"
             ) from None
-        except _DECOMPRESSION_ERRORS as error:
+        except DECOMPRESSION_ERRORS as error:
             raise CrftagError(f"{path}: corrupt {compression(stream)} data ({error})") from None
-
-
-def numbered_lines(path: str, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
-    """(line number, line) of a plain or compressed stream; truncated or corrupt data is a
-    located error (EOFError would otherwise reach the command line as an interruption)."""
-    number = 0
-    while True:
-        try:
-            raw = stream.readline(MAX_LINE_BYTES + 2)
-        except EOFError:
-            raise located(
-                path, number + 1, f"the {compression(stream)} file ends early (truncated)"
-            ) from None
-        except _DECOMPRESSION_ERRORS as error:
-            raise located(
-                path, number + 1, f"corrupt {compression(stream)} data ({error})"
-            ) from None
-        if not raw:
-            return
-        number += 1
-        # A line is read in pieces of the bound: one that fills it without ending is too long.
-        if len(raw.rstrip(b"\r\n")) > MAX_LINE_BYTES or (
-            len(raw) == MAX_LINE_BYTES + 2 and not raw.endswith(b"\n")
-        ):
-            raise located(path, number, f"line longer than {MAX_LINE_BYTES} bytes")
-        yield number, raw
 
 
 def _records(path: str, stream: BinaryIO) -> Iterator[tuple[int, str, list[str]]]:
     """(line number, word, vector fields), the word2vec header skipped."""
     dim: int | None = None
-    for number, raw in numbered_lines(path, stream):
-        try:
-            fields = raw.decode("utf-8").rstrip().split(" ")
-        except UnicodeDecodeError as error:
-            raise located(path, number, f"not valid UTF-8 ({error.reason})") from None
+    for number, text in read_lines(stream, path):
+        fields = text.rstrip().split(" ")
         if number == 1 and len(fields) == 2 and all(f.isdigit() for f in fields):
             continue  # word2vec header: count and dimension
         if fields == [""]:
@@ -249,7 +186,7 @@ def embeddings_dims(paths: list[str]) -> list[int]:
 
 def _dim(path: str) -> int:
     file_format = vector_format(path)
-    stream, handle = open_compressed(path)
+    stream, handle = open_file(path, "embeddings file")
     with handle, stream:
         if file_format == "fasttext-bin":
             return read_fasttext_dim(path, stream)
@@ -278,7 +215,7 @@ def _read_one(path: str, show_progress: bool, max_words: int | None) -> Embeddin
     file_format = vector_format(path)
     if file_format == "text":
         return _read_text(path, show_progress, max_words)
-    stream, handle = open_compressed(path)
+    stream, handle = open_file(path, "embeddings file")
     with handle, stream:
         if file_format == "fasttext-bin":
             return SubwordEmbeddings(read_fasttext(path, stream, max_words))
@@ -299,7 +236,7 @@ def _read_text(path: str, show_progress: bool, max_words: int | None) -> Embeddi
     values = array("f")
     lines = array("q")  # each vector's line, to name the line of a value that is not finite
     dim = None
-    stream, handle = open_compressed(path)
+    stream, handle = open_file(path, "embeddings file")
     with (
         handle,
         stream,

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from crftag.data import annotations, conll
+from crftag.data import annotations, lines
 from crftag.data.annotations import (
     read_annotations,
     read_brat,
@@ -52,7 +52,7 @@ class Zeros(io.RawIOBase):
 
 
 def test_a_line_over_the_bound_is_an_error_naming_it(monkeypatch):
-    monkeypatch.setattr(conll, "MAX_LINE_BYTES", 16)
+    monkeypatch.setattr(lines, "MAX_LINE_BYTES", 16)
     sixteen = "x" * 14 + " O"
     sentences = read(f"a O\n{sixteen}\n{sixteen}\r\n\n{sixteen}")  # LF, CRLF, none at the end
     assert [s.tokens for s in sentences] == [("a", "x" * 14, "x" * 14), ("x" * 14,)]
@@ -63,7 +63,7 @@ def test_a_line_over_the_bound_is_an_error_naming_it(monkeypatch):
 
 
 def test_an_endless_line_is_refused_after_reading_about_the_bound(monkeypatch):
-    monkeypatch.setattr(conll, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr(lines, "MAX_LINE_BYTES", 1000)
     zeros = Zeros()
     stream = io.BufferedReader(zeros, buffer_size=256)
     assert message(lambda: read(stream)) == "f.conll:1: line longer than 1000 bytes"
@@ -71,17 +71,17 @@ def test_an_endless_line_is_refused_after_reading_about_the_bound(monkeypatch):
 
 
 def test_the_default_bound_is_4_mib_and_holds_a_line_of_that_size():
-    assert conll.MAX_LINE_BYTES == 4 << 20
-    word = "x" * (conll.MAX_LINE_BYTES - 2)
+    assert lines.MAX_LINE_BYTES == 4 << 20
+    word = "x" * (lines.MAX_LINE_BYTES - 2)
     assert read(f"{word} O\n")[0].tokens == (word,)
     assert message(lambda: read(f"{word}x O\n")) == "f.conll:1: line longer than 4194304 bytes"
 
 
 def test_the_bound_holds_for_skip_and_raw_text_too(monkeypatch):
-    monkeypatch.setattr(conll, "MAX_LINE_BYTES", 8)
-    lines = read_lines(io.BytesIO(b"short\n" + b"y" * 9 + b"\n"), "t", "skip", allow_nul=True)
-    assert next(lines) == (1, "short")
-    assert message(lambda: next(lines)) == "t:2: line longer than 8 bytes"
+    monkeypatch.setattr(lines, "MAX_LINE_BYTES", 8)
+    found = read_lines(io.BytesIO(b"short\n" + b"y" * 9 + b"\n"), "t", "skip", allow_nul=True)
+    assert next(found) == (1, "short")
+    assert message(lambda: next(found)) == "t:2: line longer than 8 bytes"
 
 
 def test_cr_only_line_ends_are_refused_naming_the_style():

@@ -5,7 +5,7 @@ import gzip
 import pytest
 import torch
 
-from crftag.data.conll import MAX_LINE_BYTES
+from crftag.data.lines import MAX_LINE_BYTES
 from crftag.data.vectors import embeddings_dims, read_embeddings
 from crftag.errors import CrftagError
 from crftag.modelfiles.checkpoint import read_checkpoint

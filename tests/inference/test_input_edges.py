@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from crftag.data import conll
+from crftag.data import lines
 from crftag.errors import CrftagError
 from crftag.modelfiles.checkpoint import load_model, save_model
 
@@ -57,7 +57,7 @@ def test_dev_zero_is_a_quick_one_line_error(sample_model, args, stdin, error):
 def test_a_too_long_line_stops_after_the_records_before_it(invoke, sample_model, monkeypatch):
     before = "Anna lives in Oslo .\n" * 3
     clean = predict(invoke, sample_model, "--format", "jsonl", stdin=before)
-    monkeypatch.setattr(conll, "MAX_LINE_BYTES", 64)
+    monkeypatch.setattr(lines, "MAX_LINE_BYTES", 64)
     for on_error in ("stop", "skip"):
         result = predict(
             invoke,

@@ -1,0 +1,179 @@
+"""The lines of a text file, read by one set of rules for every file crftag reads: labelled
+corpora, dictionaries (``model.lexicons``), text vector files and ``crftag pretrain``'s text.
+
+- A file compressed with gzip, bzip2 or xz is decompressed; the compression is told from its
+  first bytes, never from its name. Compressed data that is truncated or corrupt is an error
+  naming the line it stops in.
+- Text is UTF-8, with or without a byte-order mark (removed from the first line); CRLF line
+  ends are accepted. A carriage return that ends no line (CR-only or mixed line ends) is an
+  error: the lines cannot be told apart then.
+- A NUL byte is an error (a binary file given by mistake), unless the caller reads raw text,
+  where it is just a control character.
+- No line longer than :data:`MAX_LINE_BYTES` is held in memory: a file with no line breaks
+  (``/dev/zero``, a binary file) is refused after that many bytes instead of filling memory.
+
+Every error is one line ``FILE:LINE: what is wrong`` (:func:`crftag.errors.located`).
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import os
+import sys
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import BinaryIO
+
+from crftag.errors import CrftagError, located
+
+__all__ = [
+    "DECOMPRESSION_ERRORS",
+    "MAX_LINE_BYTES",
+    "decoded_lines",
+    "open_binary",
+    "open_file",
+    "read_lines",
+]
+
+# The longest line read, without its line end.
+MAX_LINE_BYTES = 4 << 20
+# Each compression's name, the bytes its data starts with, and its decompressing reader.
+_COMPRESSIONS: tuple[tuple[str, bytes, Callable[[BinaryIO], BinaryIO]], ...] = (
+    ("gzip", b"\x1f\x8b", lambda handle: gzip.GzipFile(fileobj=handle, mode="rb")),
+    ("bzip2", b"BZh", bz2.BZ2File),
+    ("xz", b"\xfd7zXZ\x00", lzma.LZMAFile),
+)
+_MAGIC_BYTES = max(len(magic) for _, magic, _ in _COMPRESSIONS)
+# What a decompressing reader raises on bad data (gzip.BadGzipFile is an OSError).
+DECOMPRESSION_ERRORS = (OSError, zlib.error, lzma.LZMAError, ValueError)
+
+
+def open_file(path: str, what: str = "file") -> tuple[BinaryIO, BinaryIO]:
+    """(the decompressed stream, the file under it) of a plain, gzip, bzip2 or xz file; both
+    are the same object for a plain file. The caller closes both. ``what`` names the file in
+    the messages of a missing one (``no such embeddings file``)."""
+    if os.path.isdir(path):
+        raise CrftagError(f"{path}: is a directory, expected {_article(what)} {what}")
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+    except FileNotFoundError:
+        raise CrftagError(f"{path}: no such {what}") from None
+    except OSError as error:
+        raise CrftagError(f"{path}: cannot read ({error.strerror})") from None
+    # peek, not read and seek: a named pipe (``<(zcat ...)``) cannot seek back.
+    start = handle.peek(_MAGIC_BYTES)[:_MAGIC_BYTES]
+    for _, magic, opener in _COMPRESSIONS:
+        if start.startswith(magic):
+            return opener(handle), handle
+    return handle, handle
+
+
+@contextmanager
+def open_binary(path: str, what: str = "file") -> Iterator[BinaryIO]:
+    """``path`` (``-`` for stdin, read as it comes) open for reading bytes, decompressed as
+    :func:`open_file` says; closed when the block ends."""
+    if path == "-":
+        yield sys.stdin.buffer
+        return
+    stream, handle = open_file(path, what)
+    with handle, stream:
+        yield stream
+
+
+def read_lines(
+    stream: BinaryIO,
+    source: str,
+    on_error: str = "stop",
+    allow_nul: bool = False,
+    max_bytes: int | None = None,
+) -> Iterator[tuple[int, str | None]]:
+    """(line number, text) for each line of a byte stream, line ends and BOM removed.
+
+    A line that is not UTF-8, or holds a NUL byte (unless ``allow_nul``), is an error naming it
+    (``on_error="stop"``), or (``"skip"``) a warning on stderr and ``None`` for its text, so the
+    caller can keep its place. A line longer than ``max_bytes`` (default ``MAX_LINE_BYTES``),
+    a carriage return that ends no line, and truncated or corrupt compressed data are always
+    errors.
+    """
+    for number, text, readable in decoded_lines(stream, source, on_error, allow_nul, max_bytes):
+        yield number, text if readable else None
+
+
+def decoded_lines(
+    stream: BinaryIO,
+    source: str,
+    on_error: str = "stop",
+    allow_nul: bool = False,
+    max_bytes: int | None = None,
+) -> Iterator[tuple[int, str, bool]]:
+    """:func:`read_lines` with every line's text: (number, text, readable), where the text of a
+    line skipped under ``on_error="skip"`` has U+FFFD for each byte that is not UTF-8, so that a
+    caller can write it back in its place."""
+    limit = MAX_LINE_BYTES if max_bytes is None else max_bytes
+    number = 0
+    while True:
+        raw = _next_line(stream, source, number + 1, limit)
+        if not raw:
+            return
+        number += 1
+        line = raw[:-1] if raw.endswith(b"\n") else raw
+        line = line.rstrip(b"\r")
+        if b"\r" in line:
+            raise located(source, number, _line_end_problem(number))
+        if len(line) > limit or (len(raw) == limit + 2 and not raw.endswith(b"\n")):
+            raise located(source, number, f"line longer than {limit} bytes")
+        problem = None
+        if not allow_nul and b"\x00" in line:
+            problem = "contains a NUL byte; is this a binary file?"
+        else:
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as error:
+                problem = f"not valid UTF-8 (byte {error.start + 1} of the line)"
+        if problem is not None:
+            if on_error != "skip":
+                raise located(source, number, problem)
+            print(f"crftag: warning: {source}:{number}: {problem}; skipped", file=sys.stderr)
+            yield number, line.decode("utf-8", errors="replace"), False
+            continue
+        if number == 1 and text.startswith("\ufeff"):
+            text = text[1:]
+        yield number, text, True
+
+
+def _next_line(stream: BinaryIO, source: str, number: int, limit: int) -> bytes:
+    """The next line's bytes, at most ``limit + 2`` (room for the \\r\\n after a line of
+    ``limit`` bytes); truncated or corrupt compressed data is an error at line ``number``."""
+    try:
+        # readline on the bytes, never a text wrapper: its size counts bytes, and it splits on
+        # \n only, so a lone \r stays in the line to be found by the caller.
+        return stream.readline(limit + 2)
+    except EOFError:
+        raise located(
+            source, number, f"the {_compression(stream)} file ends early (truncated)"
+        ) from None
+    except DECOMPRESSION_ERRORS as error:
+        if _compression(stream) == "plain":
+            raise located(source, number, f"cannot read ({error})") from None
+        raise located(source, number, f"corrupt {_compression(stream)} data ({error})") from None
+
+
+def _compression(stream: BinaryIO) -> str:
+    """What ``stream`` decompresses, for messages: gzip, bzip2, xz, or plain."""
+    kinds = {gzip.GzipFile: "gzip", bz2.BZ2File: "bzip2", lzma.LZMAFile: "xz"}
+    return kinds.get(type(stream), "plain")
+
+
+def _line_end_problem(number: int) -> str:
+    """A carriage return inside a line: the file's line ends are CR alone (old Mac OS), or
+    mixed, which no reader splits the same way."""
+    if number == 1:
+        return "old Mac (CR-only) line ends; convert to \\n"
+    return "a carriage return (\\r) not followed by \\n: mixed line ends; convert to \\n"
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[:1] in "aeiou" else "a"

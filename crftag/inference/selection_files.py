@@ -17,14 +17,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tqdm import tqdm
-
 from crftag.data.align import document_tokens
 from crftag.data.annotations import read_annotations
 from crftag.data.atomic import atomic_output
 from crftag.data.conll import detect_format, source_name
 from crftag.data.jsonl import LINE_BREAKS, json_line
 from crftag.data.labelled import COLUMN_FORMATS, detect_annotation_format
+from crftag.data.progress import progress_bar
 from crftag.data.tokenize import tokenize
 from crftag.errors import CrftagError
 from crftag.inference.documents import read_documents, tag_document_sentences
@@ -89,11 +88,11 @@ def select_files(
     else:
         units = _sentence_units(tagger, paths, options, predict_options)
     considered = 0
-    bar = tqdm(
+    bar = progress_bar(
         units,
+        show=options.show_progress,
+        desc="select",
         unit=" documents" if options.input_format == "doc" else " sentences",
-        file=sys.stderr,
-        disable=None if options.show_progress else True,
         leave=False,
     )
     for order, unit in enumerate(bar):

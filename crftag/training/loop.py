@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import torch
-from tqdm import tqdm
 
+from crftag.data.progress import progress_bar
 from crftag.errors import CrftagError, TrainingInterrupted
 from crftag.training.augment import epoch_changes
 from crftag.training.optimizers import learning_rate, set_learning_rate
@@ -120,15 +119,14 @@ def _run_epoch(
     batches = group.shard(order)
     changed = epoch_changes(run.training, run.config, state.epoch)
     epoch_loss = torch.tensor(state.epoch_loss, device=run.device)
-    # disable=None: a bar on terminals, none in logs; and one bar per run, rank 0's.
-    bar = tqdm(
+    # one bar per run, rank 0's
+    bar = progress_bar(
+        show=show_progress and group.main,
         total=len(batches),
         initial=state.step,
         desc=f"epoch {state.epoch}",
         unit="batch",
         leave=False,
-        file=sys.stderr,
-        disable=None if show_progress and group.main else True,
     )
     with bar:
         for rows in batches[state.step :]:

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
-from tqdm import tqdm
 
 from crftag.data.char_codes import CharCodes
+from crftag.data.progress import progress_bar
 from crftag.data.raw_text import read_text_lines
 from crftag.errors import CrftagError, TrainingInterrupted
 from crftag.modelfiles.char_lm_files import PretrainedCharLM
@@ -201,29 +201,20 @@ def _train(
     out_of_time = False
     while run.epoch <= run.settings.epochs and not out_of_time:
         batches = _epoch_batches(run)
-        bar = tqdm(
+        bar = progress_bar(
+            show=show_progress,
             total=len(batches),
             initial=run.step,
             desc=f"epoch {run.epoch}",
             unit="batch",
             leave=False,
-            file=sys.stderr,
-            disable=None if show_progress else True,
         )
-        # Off a terminal (a log file) the bar is off: a line at each tenth of the epoch instead.
-        line_every = max(1, len(batches) // 10) if show_progress and bar.disable else 0
         with bar:
             for rows in batches[run.step :]:
                 loss = _train_step(run, [run.training[row] for row in rows])
                 run.step += 1
                 bar.update()
                 bar.set_postfix(loss=f"{loss:.3f}")
-                if line_every and run.step % line_every == 0 and run.step < len(batches):
-                    print(
-                        f"epoch {run.epoch}: batch {run.step} of {len(batches)}, loss {loss:.3f}",
-                        file=sys.stderr,
-                        flush=True,
-                    )
                 signal_number = stop_requested()
                 if signal_number is not None:
                     _save_resume(run, run.seconds + time.perf_counter() - started)

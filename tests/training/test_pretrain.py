@@ -62,16 +62,14 @@ def test_pretrain_writes_models_and_their_held_out_perplexity(tmp_path, text_fil
 def test_off_a_terminal_progress_is_a_line_each_tenth_of_an_epoch(tmp_path, text_file, invoke):
     args = ["pretrain", text_file, "-o", str(tmp_path / "lm"), "--epochs", "2", *TINY[:-1]]
     logged = invoke(args).stderr
-    lines = re.findall(r"^epoch (\d): batch (\d+) of (\d+), loss \d+\.\d{3}$", logged, re.M)
-    total = int(lines[0][2])
-    every = max(1, total // 10)
-    expected = [
-        (str(epoch), str(step), str(total))
-        for epoch in (1, 2)
-        for step in range(every, total, every)
-    ]
-    assert lines == expected
-    assert logged.index("epoch 1: done") < logged.index("epoch 2: batch")
+    rate = r"[\d.?]+(batch/s|s/batch)"  # tqdm turns a rate under 1 a second round
+    pattern = rf"^epoch (\d): \d+% (\d+)/(\d+) \[\d\d:\d\d<[\d:?]+, +{rate}.*\]$"
+    lines = [(int(e), int(n), int(t)) for e, n, t, _ in re.findall(pattern, logged, re.M)]
+    total = lines[0][2]
+    for epoch in (1, 2):  # a line as each tenth of the epoch is passed (and every 10 s)
+        tenths = [n * 10 // total for e, n, _ in lines if e == epoch]
+        assert set(tenths) == set(range(11)) and tenths == sorted(tenths), lines
+    assert logged.index("epoch 1: done") < logged.index("epoch 2: 0%")
     quiet = invoke([*args[:3], str(tmp_path / "quiet"), *args[4:], "--quiet"]).stderr
     assert "batch" not in quiet and "epoch 1: done" in quiet
 

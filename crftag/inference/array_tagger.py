@@ -26,7 +26,7 @@ from crftag.data.vocab import Vocabularies
 from crftag.inference.array_confidence import span_confidences_arrays
 from crftag.inference.base import BatchScores, TaggerBase, existing_paths
 from crftag.modelfiles.checkpoint_schema import check_export
-from crftag.runtime.archive import read_archive
+from crftag.runtime.archive import read_archive_digest
 from crftag.runtime.network import Network
 from crftag.runtime.threads import loop_threads
 
@@ -54,9 +54,16 @@ class ArrayTagger(TaggerBase):
 
     backend = "numpy"
 
-    def __init__(self, metadata: dict, weights: dict[str, np.ndarray], source: str) -> None:
+    def __init__(
+        self,
+        metadata: dict,
+        weights: dict[str, np.ndarray],
+        source: str,
+        *,
+        digest: str | None = None,
+    ) -> None:
         weights = dict(weights)
-        self.config = check_export(metadata, weights, source)
+        self.config = check_export(metadata, weights, source, digest=digest)
         self._init_description(metadata, source)
         self.network = Network(weights, self.model_config, self.vocabularies.chars.symbols)
         minus_inf = np.float32(-np.inf)
@@ -90,7 +97,8 @@ class ArrayTagger(TaggerBase):
     @classmethod
     def load(cls, path: str) -> ArrayTagger:
         """Read an exported model file; a file that is not one is a one-line error."""
-        return cls(*read_archive(path), source=path)
+        metadata, weights, digest = read_archive_digest(path)
+        return cls(metadata, weights, source=path, digest=digest)
 
     @property
     def document_context(self) -> bool:

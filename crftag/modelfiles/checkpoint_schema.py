@@ -18,6 +18,7 @@ from crftag.config.sections import MAX_BUCKETS, SPAN_SCHEMES, TRAIN_SCHEMES, Con
 from crftag.config.sections import MAX_WORD_CHARS_LIMIT as MAX_CHARS
 from crftag.errors import CrftagError
 from crftag.runtime.archive_schema import check_arrays, check_score_range, expected_arrays
+from crftag.runtime.checked import remember, was_checked
 
 if TYPE_CHECKING:  # torch is imported where weights are checked: an export is read without it
     import torch
@@ -169,12 +170,18 @@ def check_payload(state: dict, source: str) -> None:
     _check_schemes(state, symbols["tags"], source)
 
 
-def check_export(metadata: dict, arrays: dict[str, np.ndarray], source: str) -> Config:
+def check_export(
+    metadata: dict, arrays: dict[str, np.ndarray], source: str, *, digest: str | None = None
+) -> Config:
     """The metadata and arrays of an exported model (:func:`crftag.runtime.archive.read_archive`)
     hold what its checkpoint would (:func:`check_payload`, the config's bounds) and are the
     arrays of the network described, floats as float32 (:func:`check_arrays`), which replace
-    ``arrays``' own; the config is returned. No torch is needed."""
-    check_payload({**metadata, "state_dict": {}}, source)
+    ``arrays``' own; the config is returned. No torch is needed. With the ``digest`` of the
+    metadata's bytes (:func:`crftag.runtime.archive.read_archive_digest`), metadata that
+    passed before skips :func:`check_payload`, and metadata that passes now is remembered
+    (:mod:`crftag.runtime.checked`)."""
+    if digest is None or not was_checked(digest):
+        check_payload({**metadata, "state_dict": {}}, source)
     config = Config.from_dict(metadata["config"], source=source)  # the network's sizes bounded
     if config.model.encoder != "bilstm":
         raise _fail(source, f"model.encoder {config.model.encoder}: an export holds a BiLSTM-CRF")
@@ -191,6 +198,8 @@ def check_export(metadata: dict, arrays: dict[str, np.ndarray], source: str) -> 
         )
     arrays.update(check_arrays(arrays, expected, source))
     check_score_range(arrays, source)
+    if digest is not None:
+        remember(digest)
     return config
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from crftag.data.atomic import atomic_output
 from crftag.errors import CrftagError
+from crftag.runtime.checked import digest
 from crftag.runtime.zip_checks import ZIP_ERRORS, check_model_archive, is_zip
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "is_archive",
     "quantize_rows",
     "read_archive",
+    "read_archive_digest",
     "write_archive",
 ]
 
@@ -125,6 +127,13 @@ def read_archive(path: str) -> tuple[dict, dict[str, np.ndarray]]:
     ones widened, int8 ones dequantized); a file that is not one is a one-line error. The
     arrays are checked against the network the metadata describes by
     :func:`crftag.modelfiles.checkpoint_schema.check_export`."""
+    metadata, weights, _ = read_archive_digest(path)
+    return metadata, weights
+
+
+def read_archive_digest(path: str) -> tuple[dict, dict[str, np.ndarray], str]:
+    """:func:`read_archive`'s (metadata, weights) and the digest of the metadata entry's bytes
+    (:func:`crftag.runtime.checked.digest`), by which its checks are remembered."""
     check_model_archive(path)
     try:
         with np.load(path, allow_pickle=False) as archive:
@@ -133,7 +142,8 @@ def read_archive(path: str) -> tuple[dict, dict[str, np.ndarray]]:
                     f"{path}: not an exported crftag model: a NumPy archive without the "
                     f"{METADATA} entry that describes the network; export the model again"
                 )
-            metadata = json.loads(archive[METADATA].tobytes().decode("utf-8"))
+            described = archive[METADATA].tobytes()
+            metadata = json.loads(described.decode("utf-8"))
             stored = {name: archive[name] for name in archive.files if name != METADATA}
     except ZIP_ERRORS as error:
         first = str(error).strip().splitlines()[0][:160] if str(error).strip() else ""
@@ -143,7 +153,8 @@ def read_archive(path: str) -> tuple[dict, dict[str, np.ndarray]]:
         found = metadata.get("format") if isinstance(metadata, dict) else type(metadata).__name__
         raise CrftagError(f"{path}: not an exported crftag model (format {found!r})")
     _check_archive_version(path, metadata.get("archive_version"))
-    return metadata, _float32_weights(path, stored, metadata.get("quantized", []))
+    weights = _float32_weights(path, stored, metadata.get("quantized", []))
+    return metadata, weights, digest(described)
 
 
 def _check_archive_version(path: str, version) -> None:

@@ -82,3 +82,23 @@ def test_no_benchmark_builds_a_results_path_of_its_own(script):
         return
     with open(os.path.join(BENCHMARKS, script), encoding="utf-8") as handle:
         assert not WRITES_RESULTS.search(handle.read()), f"{script}: use benchmarks/output.py"
+
+
+def records(script: str) -> bool:
+    with open(os.path.join(BENCHMARKS, script), encoding="utf-8") as handle:
+        return "add_record_option" in handle.read()
+
+
+def test_every_make_target_running_a_recording_benchmark_passes_record_flag():
+    """`make bench-... RECORD=1` reaches every script that can record (a recipe line naming
+    it, with its continuation lines, carries $(RECORD_FLAG))."""
+    with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as handle:
+        recipe_lines = handle.read().replace("\\\n", " ").splitlines()
+    calls = [
+        (line, name)
+        for line in recipe_lines
+        for name in re.findall(r"benchmarks/(\w+\.py)", line)
+        if line.startswith("\t") and records(name)
+    ]
+    assert calls
+    assert [line for line, _ in calls if "$(RECORD_FLAG)" not in line] == []

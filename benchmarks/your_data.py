@@ -2,7 +2,7 @@
 ``crftag tune``, on NER corpora from outside news.
 
     python benchmarks/your_data.py CORPUS --data DIR [--tune-minutes M] [--threads T] [--out DIR]
-        [--char-lm LM_DIR] [--vectors VECTORS]
+        [--char-lm LM_DIR] [--vectors VECTORS] [--transformer ENCODER [--finetune]]
     python benchmarks/your_data.py CORPUS --data DIR --from-run ROW=RUN_DIR --commit C
 
 CORPUS is one of :data:`CORPORA`; DIR holds its three files, taken from the public repository
@@ -25,6 +25,12 @@ around it:
                  makes the text)
     all          the scratch config with every one of those three the corpus has and the run
                  was given, when that is more than one
+    encoder      the scratch config with ``model.transformer: ENCODER`` frozen, the mean of its
+                 last 4 layers and of each word's subwords, beside GloVe (only with
+                 ``--transformer``: a Hugging Face model folder)
+    encoder_only the same without GloVe: word embeddings of the recipe's size trained from
+                 scratch, no vector words added
+    encoder_finetuned  the encoder row with the encoder trained too (only with ``--finetune``)
 
 ``conll03`` (DIR: ../shared/data/conll2003) is the recipe's own corpus, for "no worse": its
 scratch row is configs/conll03.yaml as it is, and it has the resource rows only (en-ner was
@@ -115,7 +121,12 @@ def recipe_config(corpus: str, data_dir: str) -> dict:
 
 
 def row_configs(
-    corpus: str, data_dir: str, char_lm: str | None = None, vectors: str | None = None
+    corpus: str,
+    data_dir: str,
+    char_lm: str | None = None,
+    vectors: str | None = None,
+    transformer: str | None = None,
+    finetune: bool = False,
 ) -> dict[str, dict]:
     scratch = recipe_config(corpus, data_dir)
     warm = {key: value for key, value in scratch.items() if key != "model"}
@@ -133,6 +144,26 @@ def row_configs(
         every_resource |= changes
     if len(resources) > 1:
         rows["all"] = dict(scratch, model=every_resource)
+    if transformer:
+        rows |= encoder_rows(scratch, transformer, finetune)
+    return rows
+
+
+def encoder_rows(scratch: dict, transformer: str, finetune: bool) -> dict[str, dict]:
+    """The rows of a pretrained encoder (``model.transformer``), beside GloVe and without it;
+    fine-tuned too with ``finetune``."""
+    encoder = {
+        "transformer": os.path.abspath(transformer),
+        "transformer_layers": 4,
+        "transformer_pooling": "mean",
+    }
+    rows = {"encoder": dict(scratch, model=dict(scratch["model"]) | encoder)}
+    alone = dict(scratch["model"]) | encoder | {"embeddings": None}
+    vocab = dict(scratch["vocab"], embedding_words=0)  # no vector words to add
+    rows["encoder_only"] = dict(scratch, vocab=vocab, model=alone)
+    if finetune:
+        tuned = dict(rows["encoder"]["model"], transformer_finetune=True)
+        rows["encoder_finetuned"] = dict(scratch, model=tuned)
     return rows
 
 
@@ -211,7 +242,10 @@ def run_row(row: str, config: dict, out_dir: str, args) -> dict:
 
 
 AVERAGES = ("micro", "macro", "weighted")  # metrics.json's entity scores beside the types'
-PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings", "lexicons", "char_lm")}
+PATH_KEYS = {
+    "data": ("train", "dev", "test"),
+    "model": ("embeddings", "lexicons", "char_lm", "transformer"),
+}
 
 
 def file_names(value):
@@ -289,6 +323,8 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--commit", help="the commit that trained the --from-run runs")
     parser.add_argument("--char-lm", help="crftag pretrain's output, for the char_lm row")
     parser.add_argument("--vectors", help="a vector file of the domain, for the vectors row")
+    parser.add_argument("--transformer", help="a Hugging Face model folder, for the encoder rows")
+    parser.add_argument("--finetune", action="store_true", help="with --transformer: fine-tuned")
     parser.add_argument("--out", default=os.path.join(ROOT, "runs", "your_data"))
     output.add_record_option(parser)
     args = parser.parse_args()
@@ -329,7 +365,9 @@ def main() -> None:
     if os.path.exists(done_path):
         with open(done_path, encoding="utf-8") as handle:
             done = json.load(handle)
-    configs = row_configs(args.corpus, args.data, args.char_lm, args.vectors)
+    configs = row_configs(
+        args.corpus, args.data, args.char_lm, args.vectors, args.transformer, args.finetune
+    )
     rows = args.rows or list(args.from_run) or list(configs)
     unknown = sorted(row for row in {*rows, *args.from_run} if row not in configs)
     if unknown:

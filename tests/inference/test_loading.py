@@ -20,7 +20,7 @@ SENTENCES = [
 
 
 @pytest.fixture(scope="module")
-def model_paths(sample_model, tmp_path_factory):
+def model_kinds(sample_model, tmp_path_factory):
     """Each kind of MODEL for the one sample model: (kind, path, the backend that runs it)."""
     directory = tmp_path_factory.mktemp("kinds")
     loaded = load_model(str(sample_model))
@@ -42,12 +42,12 @@ def model_paths(sample_model, tmp_path_factory):
     return [*paths, ("onnx", graph, "onnx")]
 
 
-def test_every_kind_of_model_tags_the_same(model_paths):
-    kinds = [kind for kind, _, _ in model_paths]
+def test_every_kind_of_model_tags_the_same(model_kinds):
+    kinds = [kind for kind, _, _ in model_kinds]
     assert kinds[:3] == ["run directory", "checkpoint", "export"]
-    expected = crftag.load(model_paths[0][1], "cpu").tag(SENTENCES)
+    expected = crftag.load(model_kinds[0][1], "cpu").tag(SENTENCES)
     assert any(any(tag != "O" for tag in tags) for tags in expected)
-    for kind, path, backend in model_paths:
+    for kind, path, backend in model_kinds:
         tagger = crftag.load(path, "cpu")
         assert tagger.backend == backend, kind
         assert tagger.tag(SENTENCES) == expected, kind
@@ -62,10 +62,10 @@ def test_a_bundled_name_its_file_and_its_checkpoint_tag_the_same(invoke, tmp_pat
     assert all(tagger.tag(SENTENCES) == expected for tagger in taggers[1:])
 
 
-def test_every_backend_answers_one_interface(model_paths):
+def test_every_backend_answers_one_interface(model_kinds):
     """What a caller reads of any tagger: the same values whatever runs the model."""
     described = []
-    for kind, path, _ in model_paths:
+    for kind, path, _ in model_kinds:
         tagger = crftag.load(path, "cpu")
         record = tagger.predict(["John Smith lives in Berlin ."], probs="tag", nbest=2)[0]
         assert 0.0 < record.probability <= 1.0 and len(record.nbest) == 2, kind
@@ -93,10 +93,10 @@ def test_a_pos_model_labels_its_tags():
     assert tagger.labels == tagger.output_tags and "NOUN" in tagger.labels
 
 
-def test_load_takes_a_path_object(model_paths):
+def test_load_takes_a_path_object(model_kinds):
     import pathlib
 
-    assert crftag.load(pathlib.Path(model_paths[2][1])).backend == "numpy"
+    assert crftag.load(pathlib.Path(model_kinds[2][1])).backend == "numpy"
 
 
 def one_line_refusal(model, device="cpu") -> str:
@@ -137,17 +137,17 @@ def test_a_zip_that_is_no_model_is_a_one_line_error(tmp_path):
     assert "not a loadable crftag checkpoint" in one_line_refusal(str(path))
 
 
-def test_an_export_or_onnx_graph_asked_onto_a_gpu_is_a_one_line_error(model_paths):
-    by_kind = {kind: path for kind, path, _ in model_paths}
+def test_an_export_or_onnx_graph_asked_onto_a_gpu_is_a_one_line_error(model_kinds):
+    by_kind = {kind: path for kind, path, _ in model_kinds}
     assert "pass its checkpoint for --device cuda" in one_line_refusal(by_kind["export"], "cuda")
     if "onnx" in by_kind:
         assert "runs on the CPU here" in one_line_refusal(by_kind["onnx"], "cuda")
 
 
-def test_loading_an_export_imports_no_torch(model_paths):
+def test_loading_an_export_imports_no_torch(model_kinds):
     code = (
         "import sys, crftag\n"
-        f"tagger = crftag.load({model_paths[2][1]!r})\n"
+        f"tagger = crftag.load({model_kinds[2][1]!r})\n"
         "print(tagger.backend, 'torch' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -307,10 +307,7 @@ class TrainConfig:
     )
     amp: bool = _key(False, "bfloat16 autocast for the encoder (GPUs); the CRF stays float32.")
     sort_documents: bool = _key(
-        False,
-        "With `model.document_context`: pack documents into batches in the order of their "
-        "longest sentence, the batches then shuffled, so a batch of many sentences pads less "
-        "(docs/gpu.md); false packs them in a random order.",
+        False, "Batch `document_context` articles by longest sentence: less padding (docs/gpu.md)."
     )
     fast_encoder: bool = _key(
         True,

@@ -15,10 +15,12 @@ from dataclasses import dataclass
 
 import torch
 
+from crftag.data.batching import Batch
 from crftag.data.progress import progress_bar
 from crftag.errors import CrftagError, TrainingInterrupted
 from crftag.training.augment import epoch_changes
 from crftag.training.optimizers import learning_rate, set_learning_rate
+from crftag.training.prefetch import prefetcher
 from crftag.training.setup import Run
 from crftag.training.step import epoch_batches, train_step, training_batch
 
@@ -128,22 +130,27 @@ def _run_epoch(
         unit="batch",
         leave=False,
     )
-    with bar:
-        for rows in batches[state.step :]:
-            batch = training_batch(
-                run.training,
-                rows,
-                document_context=whole_documents,
-                singletons=run.singletons,
-                word_dropout=settings.word_dropout,
-                changed=changed,
-            )
+
+    def make(rows: list[int]) -> tuple[int, Batch]:
+        batch = training_batch(
+            run.training,
+            rows,
+            document_context=whole_documents,
+            singletons=run.singletons,
+            word_dropout=settings.word_dropout,
+            changed=changed,
+        )
+        return len(rows), batch
+
+    with bar, prefetcher(make, batches[state.step :], run.device) as built:
+        for sentences, batch in built:
             loss = train_step(run.network, run.optimizer, batch.to(run.device), settings)
-            epoch_loss += loss * (len(rows) if settings.loss_reduction == "mean" else 1)
+            epoch_loss += loss * (sentences if settings.loss_reduction == "mean" else 1)
             state.step += 1
             bar.update()
             signal_number = group.any_signal(stop_requested())
             if signal_number is not None:
+                built.rewind()  # the generator as the next batch found it, for the resume file
                 state.epoch_loss = float(epoch_loss)
                 state.epoch_seconds += time.perf_counter() - started
                 save_state()

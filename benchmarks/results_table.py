@@ -4,8 +4,9 @@
     python benchmarks/results_table.py --check    # exit 1 if RESULTS.md is out of date
 
 Every figure in RESULTS.md is read from a JSON file that a benchmark wrote (accuracy.py,
-speed.py, reference_training.py, crfsuite_baseline.py); nothing is typed in by hand. When a
-benchmark has been re-run, run this script and commit the JSON and RESULTS.md together.
+speed.py, reference_training.py, crfsuite_baseline.py); nothing is typed in by hand. A
+benchmark run with --record (``make bench-... RECORD=1``, benchmarks/output.py) replaces its JSON
+here and the Makefile then runs this script; commit the JSON and RESULTS.md together.
 """
 
 from __future__ import annotations

@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["EncoderFiles", "Subwords", "assign_windows", "subwords_of", "window_starts"]
+__all__ = ["POOLINGS", "EncoderFiles", "Subwords", "assign_windows", "subwords_of", "window_starts"]
+
+POOLINGS = ("first", "mean")  # how a word's subwords' states become the word's
 
 
 @dataclass(frozen=True)

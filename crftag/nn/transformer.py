@@ -16,27 +16,35 @@ Shapes: B sentences, T words, S subwords, N mixed layers, D the encoder's hidden
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
+import sys
 import tempfile
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 
 import torch
 from torch import nn
-from tqdm import tqdm
 
-from crftag.data.subwords import EncoderFiles, assign_windows, subwords_of, window_starts
+from crftag.data.progress import progress_bar
+from crftag.data.subwords import (
+    POOLINGS,
+    EncoderFiles,
+    assign_windows,
+    subwords_of,
+    window_starts,
+)
 from crftag.errors import CrftagError
 
 __all__ = [
-    "POOLINGS",
     "ScalarMix",
     "TransformerWords",
     "import_transformers",
-    "load_pretrained",
+    "load_encoder_files",
+    "load_encoder_weights",
 ]
 
-POOLINGS = ("first", "mean")  # how a word's subwords' states become the word's
 _EXTRACTION_BATCH = 32  # sentences an extraction call reads at once
 _MAX_WINDOWS = 64  # windows one encoder call reads, to bound its memory
 
@@ -71,18 +79,14 @@ def _model_folder(name: str, key: str) -> str:
         ) from None
 
 
-def load_pretrained(name: str, key: str = "model.transformer") -> tuple[EncoderFiles, dict]:
-    """(the encoder's config and tokenizer files, its weights) of the model folder or cached
-    model ``name``; a one-line error naming ``key`` if it is missing or unusable."""
+def load_encoder_files(name: str, key: str = "model.transformer") -> EncoderFiles:
+    """The config and tokenizer files of the model folder or cached model ``name``; a one-line
+    error naming ``key`` if it is missing or unusable."""
     transformers = import_transformers(key)
     folder = _model_folder(name, key)
-    try:
+    with _usable(folder, key):
         config = transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
         tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
-        model = transformers.AutoModel.from_pretrained(folder, local_files_only=True)
-    except (OSError, ValueError, KeyError) as error:
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise CrftagError(f"{key}: {folder}: not a usable model folder ({reason})") from None
     if not tokenizer.is_fast:
         raise CrftagError(f"{key}: {folder}: crftag needs a fast tokenizer (tokenizer.json)")
     with tempfile.TemporaryDirectory() as saved:
@@ -91,8 +95,27 @@ def load_pretrained(name: str, key: str = "model.transformer") -> tuple[EncoderF
         for file_name in sorted(os.listdir(saved)):
             with open(os.path.join(saved, file_name), encoding="utf-8") as stream:
                 files[file_name] = stream.read()
-    weights = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-    return EncoderFiles(config.to_dict(), files), weights
+    return EncoderFiles(config.to_dict(), files)
+
+
+def load_encoder_weights(name: str, key: str = "model.transformer") -> dict[str, torch.Tensor]:
+    """The pretrained weights of the model folder or cached model ``name``, as the state dict
+    of :attr:`TransformerWords.encoder`."""
+    transformers = import_transformers(key)
+    folder = _model_folder(name, key)
+    with _usable(folder, key):
+        model = transformers.AutoModel.from_pretrained(folder, local_files_only=True)
+    return {k: v.detach().cpu() for k, v in model.state_dict().items()}
+
+
+@contextlib.contextmanager
+def _usable(folder: str, key: str) -> Iterator[None]:
+    """Hugging Face's errors on a folder it cannot read, as one line naming ``key``."""
+    try:
+        yield
+    except (OSError, ValueError, KeyError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise CrftagError(f"{key}: {folder}: not a usable model folder ({reason})") from None
 
 
 def _tokenizer(files: EncoderFiles):
@@ -210,14 +233,24 @@ class TransformerWords(nn.Module):
             raise ValueError("a fine-tuned encoder's states change every step: nothing to cache")
         self.cache = {} if self.cache is None else self.cache
         distinct = sorted({tuple(tokens) for tokens in sentences} - set(self.cache), key=len)
-        bar = tqdm(total=len(distinct), desc="transformer features", unit="sent",
-                   disable=None if show_progress else True, leave=False)  # fmt: skip
+        bar = progress_bar(
+            total=len(distinct), show=show_progress, desc="transformer features", unit="sentence"
+        )
+        started = time.perf_counter()
         with torch.no_grad(), bar:
             for first in range(0, len(distinct), _EXTRACTION_BATCH):
                 chunk = distinct[first : first + _EXTRACTION_BATCH]
                 for key, states in zip(chunk, self._encode(chunk), strict=True):
                     self.cache[key] = states.cpu()
                 bar.update(len(chunk))
+        if show_progress and distinct:
+            words = sum(map(len, distinct))
+            seconds = time.perf_counter() - started
+            print(
+                f"transformer features: {len(distinct)} sentences, {words} words in "
+                f"{seconds:.1f} s ({words / seconds:.0f} words/s)",
+                file=sys.stderr,
+            )
 
     def _encode(self, sentences: Sequence[Sequence[str]]) -> list[torch.Tensor]:
         """Each sentence's (T, N, D) word states, read through the encoder window by window."""

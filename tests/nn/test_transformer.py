@@ -15,7 +15,8 @@ from crftag.nn.transformer import (  # noqa: E402
     ScalarMix,
     TransformerWords,
     import_transformers,
-    load_pretrained,
+    load_encoder_files,
+    load_encoder_weights,
 )
 from tests.nn.tiny_bert import save_tiny_bert  # noqa: E402
 
@@ -25,7 +26,8 @@ SENTENCE = ["EU", "rejects", "German", "call", "to", "boycott", "Britishness", "
 @pytest.fixture(scope="module")
 def pretrained(tmp_path_factory):
     """(files, weights) of the tiny BERT, loaded as training loads a model folder."""
-    return load_pretrained(str(save_tiny_bert(tmp_path_factory.mktemp("bert"))))
+    folder = str(save_tiny_bert(tmp_path_factory.mktemp("bert")))
+    return load_encoder_files(folder), load_encoder_weights(folder)
 
 
 def _words(pretrained, **settings) -> TransformerWords:
@@ -102,6 +104,20 @@ def test_a_sentence_longer_than_the_window_is_read_in_overlapping_windows(pretra
     assert not torch.allclose(states, whole)  # the windows are what was read
 
 
+def test_cached_sentences_are_not_read_again_and_changed_ones_are_not_kept(pretrained, monkeypatch):
+    module = _words(pretrained, layers=2)
+    module.extract([SENTENCE], show_progress=False)
+    cached = module.cache[tuple(SENTENCE)]
+    typo = [*SENTENCE[:-2], "lanb", "."]  # augmentation changed the text: read afresh
+    module.train()
+    fresh = module.layer_states([SENTENCE, typo])
+    assert list(module.cache) == [tuple(SENTENCE)]  # the changed sentence is not kept
+    assert not torch.equal(fresh[1], cached) and torch.equal(fresh[0], cached)
+    monkeypatch.setattr(module, "_encode", lambda sentences: pytest.fail("read again"))
+    again = module.layer_states([SENTENCE])
+    torch.testing.assert_close(again[0], cached)
+
+
 def test_a_fine_tuned_encoder_gets_gradients_and_caches_nothing(pretrained):
     module = _words(pretrained, finetune=True).train()
     module([SENTENCE]).sum().backward()
@@ -140,6 +156,6 @@ def test_a_missing_model_folder_says_where_crftag_looked(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     missing = tmp_path / "no-such-model"
     with pytest.raises(CrftagError) as raised:
-        load_pretrained(str(missing))
+        load_encoder_files(str(missing))
     message = str(raised.value)
     assert "\n" not in message and str(missing) in message and "Hugging Face cache" in message

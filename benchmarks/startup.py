@@ -10,8 +10,9 @@ the per-pair ratios (target: at most 1.2x, wall). The bare app is written for th
 command with one option, as Typer's tutorial starts. Bytecode is cached as users have it: the
 warm-up runs write it where PYTHONDONTWRITEBYTECODE would stop them. The load average before
 and after the run is printed with the figures, since a busy machine stretches both sides.
---profile prints where crftag predict's own process spends its time instead: the slowest
-imports (python -X importtime) and a cProfile of the run, both to stdout.
+--profile prints where crftag predict's own process spends its time instead: its imports by
+time with their children (python -X importtime, the least of --runs runs each) and a cProfile
+of one run, both to stdout.
 """
 
 from __future__ import annotations
@@ -93,30 +94,40 @@ def run_pairs(crftag: list[str], bare: list[str], runs: int, warmup: int) -> dic
     }
 
 
-def profile(crftag: list[str], lines: int) -> None:
-    """The slowest imports of one `crftag predict` and a cProfile of another, to stdout."""
+def import_times(environment: dict, runs: int) -> dict[str, tuple[int, int]]:
+    """Each module `crftag predict` imports: (own, with children) microseconds, the least of
+    ``runs`` runs of ``python -X importtime`` (the least is the one a busy spell spared)."""
+    least: dict[str, tuple[int, int]] = {}
+    for _ in range(runs):
+        found = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "crftag", "predict"],
+            input=SENTENCE,
+            capture_output=True,
+            env=environment,
+            check=True,
+        )
+        for line in found.stderr.decode().splitlines():
+            fields = line.removeprefix("import time:").split("|")
+            if len(fields) == 3 and fields[0].strip().isdigit():
+                name, own, total = fields[2].strip(), int(fields[0]), int(fields[1])
+                kept = least.get(name, (own, total))
+                least[name] = (min(own, kept[0]), min(total, kept[1]))
+    return least
+
+
+def profile(crftag: list[str], lines: int, runs: int) -> None:
+    """The slowest imports of `crftag predict` and a cProfile of one run, to stdout."""
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    python = [sys.executable, "-m", "crftag", "predict"]
     timed_run(crftag, SENTENCE, environment)  # bytecode written
-    imports = subprocess.run(
-        [sys.executable, "-X", "importtime", *python[1:]],
-        input=SENTENCE,
-        capture_output=True,
-        env=environment,
-        check=True,
-    )
-    rows = []
-    for line in imports.stderr.decode().splitlines():
-        fields = line.removeprefix("import time:").split("|")
-        if len(fields) == 3 and fields[0].strip().isdigit():
-            rows.append((int(fields[0]), int(fields[1]), fields[2].strip()))
-    print(f"imports: {sum(row[0] for row in rows) / 1000:.1f} ms in all; the slowest by own time:")
-    for own, cumulative, name in sorted(rows, reverse=True)[:lines]:
-        print(f"  {own / 1000:6.1f} ms own {cumulative / 1000:7.1f} ms with children  {name}")
+    least = import_times(environment, runs)
+    own_total = sum(own for own, _ in least.values()) / 1000
+    print(f"imports: {own_total:.1f} ms in all (least of {runs} runs); the slowest:")
+    for name, (own, total) in sorted(least.items(), key=lambda item: -item[1][1])[:lines]:
+        print(f"  {own / 1000:6.1f} ms own {total / 1000:7.1f} ms with children  {name}")
     with tempfile.TemporaryDirectory() as folder:
         stats = os.path.join(folder, "predict.prof")
         subprocess.run(
-            [sys.executable, "-m", "cProfile", "-o", stats, *python[1:]],
+            [sys.executable, "-m", "cProfile", "-o", stats, "-m", "crftag", "predict"],
             input=SENTENCE,
             capture_output=True,
             env=environment,
@@ -135,7 +146,7 @@ def main() -> None:
     args = parser.parse_args()
     crftag = crftag_predict()
     if args.profile:
-        profile(crftag, 40)
+        profile(crftag, 40, args.runs)
         return
     with tempfile.TemporaryDirectory() as folder:
         app = os.path.join(folder, "bare_typer.py")

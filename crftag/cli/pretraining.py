@@ -82,7 +82,9 @@ def pretrain(
     batch and keeps the state: crftag pretrain --resume OUTPUT continues to the same models an
     uninterrupted run gives.
     """
+    from crftag.cli.outputs import refuse_input_as_output
     from crftag.nn.devices import resolve_device
+    from crftag.training.checks import check_output_dir
     from crftag.training.pretrain import PretrainSettings, resume_pretraining
     from crftag.training.pretrain import pretrain as run_pretraining
     from crftag.training.signals import StopSignals
@@ -91,6 +93,8 @@ def pretrain(
         raise CrftagError("--resume continues with its own text and settings: give no TEXT or -o")
     if resume is None and not (texts and output):
         raise CrftagError("pretrain needs TEXT files and -o DIR (or --resume DIR)")
+    refuse_input_as_output([output], texts or [])
+    check_output_dir(resume or output)  # before any work, not when the models are saved
     chosen = resolve_device(device.value)
     with StopSignals() as stop_requested:
         stop_requested.defer()

@@ -1,8 +1,10 @@
 """Where a training step of a recipe spends its time: torch.profiler over crftag's own
 train_step, on the CPU or a CUDA device.
 
-    python benchmarks/gpu_profile.py [CONFIG] [--device cpu|cuda] [--steps 8] [--rows 25]
-        [--trace runs/bench/trace.json]
+    python benchmarks/gpu_profile.py [CONFIG] [--device cpu|cuda] [--set KEY=VALUE ...]
+        [--steps 8] [--rows 25] [--trace runs/bench/trace.json]
+
+(configs/conll03_gpu.yaml on a CPU: ``--set train.amp=false``.)
 
 The run is set up as ``crftag train`` sets it up (start_run: vocabularies, GloVe, the model, the
 optimizer); the first batches of epoch 1 are built as the loop builds them (training_batch, then
@@ -107,12 +109,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("config", nargs="?", default=DEFAULT_CONFIG)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--set", dest="overrides", action="append", default=[])
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--rows", type=int, default=25)
     parser.add_argument("--trace", default=None, help="also write a Chrome trace here")
     arguments = parser.parse_args()
     device = torch.device(arguments.device)
-    config = check_config(load_config(arguments.config))
+    config = check_config(load_config(arguments.config, arguments.overrides))
     summary = profile_steps(config, device, arguments.steps, arguments.trace)
     profiler = summary.pop("profiler")
     sort_by = "self_cuda_time_total" if device.type == "cuda" else "self_cpu_time_total"

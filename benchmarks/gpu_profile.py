@@ -10,7 +10,8 @@ The run is set up as ``crftag train`` sets it up (start_run: vocabularies, GloVe
 optimizer); the first batches of epoch 1 are built as the loop builds them (training_batch, then
 ``Batch.to``) and stepped once untimed, then ``--steps`` of them run under the profiler. The
 table of the busiest operations (self time, on the device's own clock for CUDA) goes to stdout,
-with the padding the batches carried and the host-device synchronisations counted.
+with the padding the batches carried, the time building a batch took, and the host-device
+synchronisations counted.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ SYNC_OPS = ("aten::item", "aten::_local_scalar_dense", "cudaStreamSynchronize", 
 
 
 def step_batches(config, device: torch.device, count: int):
-    """The run as training sets it up, and the first ``count`` batches of its first epoch."""
+    """The run as training sets it up, the first ``count`` batches of its first epoch, and the
+    seconds building one took (on the CPU, as the training loop builds them)."""
     run = start_run(config, read_training_files(config), device=device, show_progress=False)
     order = epoch_batches(
         run.training,
@@ -49,6 +51,7 @@ def step_batches(config, device: torch.device, count: int):
         whole_documents=config.model.document_context,
         sort_documents=config.train.sort_documents,
     )
+    started = time.perf_counter()
     batches = [
         training_batch(
             run.training,
@@ -59,7 +62,7 @@ def step_batches(config, device: torch.device, count: int):
         )
         for rows in order[:count]
     ]
-    return run, batches
+    return run, batches, (time.perf_counter() - started) / len(batches)
 
 
 def padding_share(batches) -> float:
@@ -71,7 +74,7 @@ def padding_share(batches) -> float:
 
 def profile_steps(config, device: torch.device, steps: int, trace: str | None = None) -> dict:
     """Profile ``steps`` training steps after one untimed; the profiler and a summary."""
-    run, batches = step_batches(config, device, steps + 1)
+    run, batches, build_seconds = step_batches(config, device, steps + 1)
     run.model.train()
     train_step(run.network, run.optimizer, batches[0].to(device), config.train)
     activities = [ProfilerActivity.CPU]
@@ -98,6 +101,7 @@ def profile_steps(config, device: torch.device, steps: int, trace: str | None = 
         "tokens_per_step": tokens / steps,
         "padding_share": padding_share(batches[1:]),
         "seconds_per_step": seconds / steps,
+        "seconds_to_build_a_batch": build_seconds,
         "tokens_per_s_under_profiler": tokens / seconds,
         "syncs_per_step": {
             event.key: event.count / steps for event in events if event.key in SYNC_OPS

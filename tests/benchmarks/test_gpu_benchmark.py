@@ -52,3 +52,17 @@ def test_the_cuda_tests_skip_cleanly_without_a_gpu(gpu_benchmark, tmp_path):
     result = gpu_benchmark.cuda_tests(str(tmp_path))
     assert result["exit_status"] == 0
     assert result["skipped"] > 0 and result["passed"] == result["failures"] == result["errors"] == 0
+
+
+def test_the_step_profile_counts_padding_batch_building_and_synchronisations(
+    load_benchmark, tiny_config
+):
+    profile = load_benchmark("gpu_profile")
+    config = tiny_config(train__batch_size=8)
+    summary = profile.profile_steps(config, torch.device("cpu"), steps=2)
+    assert summary["steps"] == 2 and summary["sentences_per_step"] == 8
+    assert 0 <= summary["padding_share"] < 1 and summary["seconds_to_build_a_batch"] > 0
+    assert summary["tokens_per_s_under_profiler"] > 0
+    names = {event.key for event in summary["profiler"].key_averages()}
+    assert "aten::mm" in names or "aten::addmm" in names
+    assert set(summary["syncs_per_step"]) <= set(profile.SYNC_OPS)

@@ -65,6 +65,24 @@ def step_batches(config, device: torch.device, count: int):
     return run, batches, (time.perf_counter() - started) / len(batches)
 
 
+def epoch_padding(run, config, sort_documents: bool) -> float:
+    """Padded positions over all positions of a whole epoch's (B, T) grids, the epoch's batches
+    packed as training packs them, documents sorted by longest sentence or not."""
+    import random
+
+    lengths = run.training.lengths
+    order = epoch_batches(
+        run.training,
+        config.train.batch_size,
+        random.Random(config.train.seed),
+        whole_documents=config.model.document_context,
+        sort_documents=sort_documents,
+    )
+    real = sum(lengths)
+    grid = sum(len(rows) * max(lengths[i] for i in rows) for rows in order)
+    return 1.0 - real / grid
+
+
 def padding_share(batches) -> float:
     """Padded positions over all positions of the batches' (B, T) grids."""
     real = sum(int(batch.mask.sum()) for batch in batches)
@@ -100,6 +118,10 @@ def profile_steps(config, device: torch.device, steps: int, trace: str | None = 
         "sentences_per_step": sum(len(batch.lengths) for batch in batches[1:]) / steps,
         "tokens_per_step": tokens / steps,
         "padding_share": padding_share(batches[1:]),
+        "epoch_padding_share": {
+            "documents sorted": epoch_padding(run, config, True),
+            "documents in random order": epoch_padding(run, config, False),
+        },
         "seconds_per_step": seconds / steps,
         "seconds_to_build_a_batch": build_seconds,
         "tokens_per_s_under_profiler": tokens / seconds,

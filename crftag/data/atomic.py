@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO
 
+from crftag.errors import CrftagError
+
 __all__ = ["PARTIAL_PREFIX", "atomic_folder", "atomic_output", "plain_file_mode"]
 
 PARTIAL_PREFIX = ".partial-"  # the temporary name of a file being written
@@ -29,7 +31,10 @@ def atomic_output(path: str, *, binary: bool = False) -> Iterator[IO]:
     """A stream to write ``path`` through: text (UTF-8, line ends as written) or ``binary``.
     The target is replaced only when the block ends without an exception."""
     directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=PARTIAL_PREFIX, dir=directory)
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=PARTIAL_PREFIX, dir=directory)
+    except OSError as error:  # a read-only or missing folder: the user's to fix, named
+        raise CrftagError(f"{path}: cannot write the file here ({error.strerror})") from None
     try:
         if binary:
             stream = os.fdopen(handle, "wb")

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from crftag.data.atomic import PARTIAL_PREFIX, atomic_folder, atomic_output, plain_file_mode
+from crftag.errors import CrftagError
 
 
 @pytest.fixture
@@ -84,8 +85,10 @@ def test_a_process_killed_before_the_rename_leaves_the_old_file(tmp_path):
     assert left[1:] == ["out.txt"] and left[0].startswith(PARTIAL_PREFIX)
 
 
-def test_a_missing_directory_is_an_os_error_and_writes_nothing(tmp_path):
-    with pytest.raises(FileNotFoundError), atomic_output(str(tmp_path / "no" / "out.txt")):
+def test_a_missing_directory_is_one_error_naming_the_file_and_writes_nothing(tmp_path):
+    target = tmp_path / "no" / "out.txt"
+    message = rf"^{target}: cannot write the file here \(No such file or directory\)$"
+    with pytest.raises(CrftagError, match=message), atomic_output(str(target)):
         pass
     assert os.listdir(tmp_path) == []
 

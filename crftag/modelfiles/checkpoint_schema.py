@@ -180,7 +180,8 @@ def check_export(
     metadata's bytes (:func:`crftag.runtime.archive.read_archive_digest`), metadata that
     passed before skips :func:`check_payload`, and metadata that passes now is remembered
     (:mod:`crftag.runtime.checked`)."""
-    if digest is None or not was_checked(digest):
+    remembered = digest is not None and was_checked(digest)
+    if not remembered:
         check_payload({**metadata, "state_dict": {}}, source)
     config = Config.from_dict(metadata["config"], source=source)  # the network's sizes bounded
     if config.model.encoder != "bilstm":
@@ -198,7 +199,7 @@ def check_export(
         )
     arrays.update(check_arrays(arrays, expected, source))
     check_score_range(arrays, source)
-    if digest is not None:
+    if digest is not None and not remembered:
         remember(digest)
     return config
 

@@ -52,8 +52,11 @@ def test_a_model_loaded_twice_checks_its_description_once(monkeypatch):
     )
     path = resolve_model_path("en-ner")
     first = ArrayTagger.load(path)
+    cache = os.path.join(os.environ["XDG_CACHE_HOME"], "crftag", "checked")
+    written = os.stat(cache).st_ino
     second = ArrayTagger.load(path)
     assert len(calls) == 1
+    assert os.stat(cache).st_ino == written  # found, not written again
     sentence = [["EU", "rejects", "German", "call"]]
     assert first.tag(sentence) == second.tag(sentence) == [["B-ORG", "O", "B-MISC", "O"]]
 

@@ -15,17 +15,21 @@ batch, so a record equals ``crftag predict``'s when its batch is one of predict'
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 
+from crftag.data.atomic import atomic_output
 from crftag.data.conll import Sentence
 from crftag.data.tokenize import tokenize
+from crftag.errors import CrftagError
 from crftag.inference import loading
 from crftag.inference.streaming import BatchSettings, Record, tag_batch
 
 __all__ = [
     "SPAN_FIELDS",
     "RayTagger",
+    "check_files",
     "output_schema",
     "spark_schema",
     "spark_tagging",
@@ -171,11 +175,21 @@ def regrouped(batches: Iterator) -> Iterator:
         yield pa.Table.from_batches(pending)
 
 
+def check_files(texts: str, output: str) -> None:
+    """A one-line :class:`CrftagError` before the engine starts if ``texts`` is not a file to
+    read or ``output`` is that same file (the engine reads the texts lazily, while the records
+    are written)."""
+    if not os.path.isfile(texts):
+        raise CrftagError(f"{texts}: no such file of texts")
+    if os.path.exists(output) and os.path.samefile(texts, output):
+        raise CrftagError(f"{output}: both the texts and the output; give another output")
+
+
 def write_records(records: Iterable[str], path: str) -> int:
-    """Write JSON lines records (without line ends) to ``path``, say so on stderr, and return
-    how many there were."""
+    """Write JSON lines records (without line ends) to ``path``, whole or not at all, say so
+    on stderr, and return how many there were."""
     count = 0
-    with open(path, "w", encoding="utf-8") as output:
+    with atomic_output(path) as output:
         for record in records:
             output.write(record + "\n")
             count += 1

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 import ray
 
-from crftag.inference.cluster import RayTagger, write_records
+from crftag.errors import CrftagError
+from crftag.inference.cluster import RayTagger, check_files, write_records
 
 BATCH = 64  # rows per batch, crftag predict's default --batch-size
 
@@ -49,6 +51,10 @@ def main() -> None:
     )
     parser.add_argument("--address", default=None, help="a running cluster (default: local)")
     arguments = parser.parse_args()
+    try:
+        check_files(arguments.texts, arguments.output)
+    except CrftagError as error:
+        sys.exit(f"crftag: error: {error}")
     ray.init(address=arguments.address, include_dashboard=False, log_to_driver=False)
     try:
         # The actors may start elsewhere: a model file by its absolute path.

@@ -19,7 +19,8 @@ import sys
 
 from pyspark.sql import SparkSession
 
-from crftag.inference.cluster import spark_schema, spark_tagging, write_records
+from crftag.errors import CrftagError
+from crftag.inference.cluster import check_files, spark_schema, spark_tagging, write_records
 from crftag.modelfiles.registry import resolve_model_path
 
 BATCH = 64  # rows per batch, crftag predict's default --batch-size
@@ -45,9 +46,13 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--partitions", type=int, default=4)
     arguments = parser.parse_args()
-    # The one file each executor loads with crftag.load: a bundled name's shipped export, a run
-    # directory's model.pt, or the file given.
-    model_file = resolve_model_path(arguments.model)
+    try:
+        check_files(arguments.texts, arguments.output)
+        # The one file each executor loads with crftag.load: a bundled name's shipped export,
+        # a run directory's model.pt, or the file given.
+        model_file = resolve_model_path(arguments.model)
+    except CrftagError as error:
+        sys.exit(f"crftag: error: {error}")
     # Local workers run this interpreter, which has crftag; a cluster's come from its config.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = (

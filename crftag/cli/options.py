@@ -31,8 +31,8 @@ ModelOption = Annotated[
     typer.Option(
         "-m",
         "--model",
-        help="Checkpoint file, run directory, or a bundled model: "
-        f"{', '.join(BUNDLED_MODELS)} (default {DEFAULT_MODEL}).",
+        help=f"A bundled model ({', '.join(BUNDLED_MODELS)}; default {DEFAULT_MODEL}), a run "
+        "directory, a checkpoint, an .npz export or an .onnx file.",
     ),
 ]
 

@@ -20,7 +20,7 @@ def serve(
         typer.Option(
             "--model",
             "-m",
-            help="A model to serve (bundled name, exported .npz, checkpoint or run directory); "
+            help="A model to serve (bundled name, run directory, checkpoint, .npz or .onnx); "
             "repeat for several, the first is the default. [default: en-ner]",
         ),
     ] = None,

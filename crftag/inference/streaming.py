@@ -310,7 +310,7 @@ class PredictOptions:
     """What ``crftag predict`` is asked to do: the model, where to run it, and the options of
     :func:`predict_files`. Plain values, so worker processes receive them as they are."""
 
-    model: str  # checkpoint file, run directory or bundled model name
+    model: str  # what -m takes: a bundled name, a run directory, a .pt, .npz or .onnx file
     device: str  # as asked: "auto", "cpu", "cuda", "cuda:1" (see crftag.inference.loading.load)
     input_format: str
     output_format: str

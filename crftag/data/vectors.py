@@ -12,16 +12,15 @@ a BOM, NUL and line-length checks, a truncated or corrupt compressed file a loca
 from __future__ import annotations
 
 import os
-import sys
 from array import array
 from collections.abc import Iterator
 from typing import BinaryIO
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from crftag.data.lines import DECOMPRESSION_ERRORS, MAX_LINE_BYTES, open_file, read_lines
+from crftag.data.progress import progress_bar
 from crftag.data.vector_binaries import (
     FASTTEXT_MAGIC,
     FastTextModel,
@@ -230,8 +229,8 @@ def _read_one(path: str, show_progress: bool, max_words: int | None) -> Embeddin
 
 
 def _read_text(path: str, show_progress: bool, max_words: int | None) -> Embeddings:
-    """Every vector of a GloVe, word2vec text or fastText ``.vec`` file (a progress bar on
-    terminals)."""
+    """Every vector of a GloVe, word2vec text or fastText ``.vec`` file (its progress on
+    stderr: :mod:`crftag.data.progress`)."""
     words: list[str] = []
     values = array("f")
     lines = array("q")  # each vector's line, to name the line of a value that is not finite
@@ -240,14 +239,13 @@ def _read_text(path: str, show_progress: bool, max_words: int | None) -> Embeddi
     with (
         handle,
         stream,
-        tqdm(
+        progress_bar(
+            show=show_progress,
             total=os.path.getsize(path),
             unit="B",
             unit_scale=True,
             desc="embeddings",
             leave=False,
-            file=sys.stderr,
-            disable=None if show_progress else True,
         ) as bar,
     ):
         last = 0

@@ -90,3 +90,15 @@ def test_train_into_a_log_writes_each_epoch_s_progress(invoke, tiny_args, tmp_pa
     assert result.status == 0, result.stderr
     for epoch in (1, 2):
         assert re.search(rf"^epoch {epoch}: 100% (\d+)/\1 \[.*batch", result.stderr, re.M)
+
+
+def test_reading_text_vectors_into_a_log_writes_their_progress(log_file, tmp_path):
+    from crftag.data.vectors import read_embeddings
+
+    path = tmp_path / "glove.txt"
+    path.write_text("".join(f"word{i} 0.5 0.25\n" for i in range(10_000)))
+    with log_file() as read:
+        assert len(read_embeddings(str(path), show_progress=True).words) == 10_000
+        lines = read().splitlines()
+    assert lines[0].startswith("embeddings: 0% ")
+    assert any(re.match(r"embeddings: [1-9]\d% .*B/s\]$", line) for line in lines), lines

@@ -20,6 +20,7 @@ import ray
 
 from crftag.errors import CrftagError
 from crftag.inference.cluster import RayTagger, check_files, write_records
+from crftag.modelfiles.registry import resolve_model_path
 
 BATCH = 64  # rows per batch, crftag predict's default --batch-size
 
@@ -53,6 +54,7 @@ def main() -> None:
     arguments = parser.parse_args()
     try:
         check_files(arguments.texts, arguments.output)
+        resolve_model_path(arguments.model)  # a missing model here, not in every actor
     except CrftagError as error:
         sys.exit(f"crftag: error: {error}")
     ray.init(address=arguments.address, include_dashboard=False, log_to_driver=False)

@@ -1,15 +1,21 @@
 """One sentence in a blink: `echo 'EU rejects German call' | crftag predict` (the bundled en-ner,
 on the NumPy runtime) against a bare Typer app's `--help`, the least a Typer command line costs.
 
-    python benchmarks/startup.py [--runs 20] [--warmup 2] [--profile]
+    python benchmarks/startup.py [--runs 20] [--warmup 2] [--instructions] [--profile]
 
-The two commands run alternately, A B then B A, so a slow spell of a shared machine falls on
-both; each run is a whole process, timed by its wall clock and by the CPU time the kernel
-accounts to it (user + system, from wait4). Printed: each command's median, and the median of
-the per-pair ratios (target: at most 1.2x, wall). The bare app is written for the run: one
-command with one option, as Typer's tutorial starts. Bytecode is cached as users have it: the
-warm-up runs write it where PYTHONDONTWRITEBYTECODE would stop them. The load average before
-and after the run is printed with the figures, since a busy machine stretches both sides.
+The crftag timed is the checkout this script is in (its root first on PYTHONPATH, started as
+the `crftag` script starts it), so running the script of another checkout, with the same
+Python, times that one. The two commands run alternately, A B then B A, so a slow spell of a
+shared machine falls on both; each run is a whole process, timed by its wall clock and by the
+CPU time the kernel accounts to it (user + system). Printed: each command's median, and the
+median of the per-pair ratios (target: at most 1.2x, wall). The bare app is written for the
+run: one command with one option, as Typer's tutorial starts. Bytecode is cached as users have
+it: the warm-up runs write it where PYTHONDONTWRITEBYTECODE would stop them. The load average
+before and after is printed with the figures, since a busy machine stretches both sides.
+--instructions counts the instructions each command executes instead, once each under
+valgrind's callgrind (`apt-get install valgrind`): the same on a busy machine as on a quiet
+one, so it compares two checkouts where the clock cannot, though it leaves out what costs time
+without instructions (page faults, waiting for the disk).
 --profile prints where crftag predict's own process spends its time instead: its imports by
 time with their children (python -X importtime, the least of --runs runs each) and a cProfile
 of one run, both to stdout.
@@ -26,6 +32,14 @@ import sys
 import tempfile
 import time
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# What the installed `crftag` script runs, the crftag found first on PYTHONPATH.
+CRFTAG_PREDICT = [
+    sys.executable,
+    "-c",
+    "import sys; from crftag.cli import main; sys.exit(main())",
+    "predict",
+]
 SENTENCE = b"EU rejects German call\n"
 TARGET_RATIO = 1.2
 BARE_APP = '''import typer
@@ -44,22 +58,21 @@ if __name__ == "__main__":
 '''
 
 
-def crftag_predict() -> list[str]:
-    """`crftag predict` through the script installed beside this Python, as a user runs it
-    (else `python -m crftag predict`)."""
-    script = os.path.join(os.path.dirname(sys.executable), "crftag")
-    found = [script] if os.path.isfile(script) else [sys.executable, "-m", "crftag"]
-    return [*found, "predict"]
+def environment() -> dict:
+    """The children's environment: this checkout's crftag first, bytecode written."""
+    children = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    children["PYTHONPATH"] = os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))
+    return children
 
 
-def timed_run(command: list[str], stdin: bytes, environment: dict) -> tuple[float, float]:
+def timed_run(command: list[str], stdin: bytes, children: dict) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one whole process, its output discarded; a failure stops
     the benchmark with the command's own message. The CPU time is what the children reaped
     during the run were accounted, so nothing else may run children meanwhile."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     finished = subprocess.run(
-        command, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environment
+        command, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=children
     )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -71,18 +84,18 @@ def timed_run(command: list[str], stdin: bytes, environment: dict) -> tuple[floa
 
 def run_pairs(crftag: list[str], bare: list[str], runs: int, warmup: int) -> dict:
     """Each command's wall and CPU seconds over ``runs`` alternating pairs, after ``warmup``."""
-    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    children = environment()
     for _ in range(warmup):
-        timed_run(crftag, SENTENCE, environment)
-        timed_run(bare, b"", environment)
+        timed_run(crftag, SENTENCE, children)
+        timed_run(bare, b"", children)
     pairs = []
     for index in range(runs):
         if index % 2:
-            bare_times = timed_run(bare, b"", environment)
-            crftag_times = timed_run(crftag, SENTENCE, environment)
+            bare_times = timed_run(bare, b"", children)
+            crftag_times = timed_run(crftag, SENTENCE, children)
         else:
-            crftag_times = timed_run(crftag, SENTENCE, environment)
-            bare_times = timed_run(bare, b"", environment)
+            crftag_times = timed_run(crftag, SENTENCE, children)
+            bare_times = timed_run(bare, b"", children)
         pairs.append((crftag_times, bare_times))
     return {
         measure: {
@@ -94,7 +107,7 @@ def run_pairs(crftag: list[str], bare: list[str], runs: int, warmup: int) -> dic
     }
 
 
-def import_times(environment: dict, runs: int) -> dict[str, tuple[int, int]]:
+def import_times(children: dict, runs: int) -> dict[str, tuple[int, int]]:
     """Each module `crftag predict` imports: (own, with children) microseconds, the least of
     ``runs`` runs of ``python -X importtime`` (the least is the one a busy spell spared)."""
     least: dict[str, tuple[int, int]] = {}
@@ -103,7 +116,7 @@ def import_times(environment: dict, runs: int) -> dict[str, tuple[int, int]]:
             [sys.executable, "-X", "importtime", "-m", "crftag", "predict"],
             input=SENTENCE,
             capture_output=True,
-            env=environment,
+            env=children,
             check=True,
         )
         for line in found.stderr.decode().splitlines():
@@ -117,9 +130,9 @@ def import_times(environment: dict, runs: int) -> dict[str, tuple[int, int]]:
 
 def profile(crftag: list[str], lines: int, runs: int) -> None:
     """The slowest imports of `crftag predict` and a cProfile of one run, to stdout."""
-    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    timed_run(crftag, SENTENCE, environment)  # bytecode written
-    least = import_times(environment, runs)
+    children = environment()
+    timed_run(crftag, SENTENCE, children)  # bytecode written
+    least = import_times(children, runs)
     own_total = sum(own for own, _ in least.values()) / 1000
     print(f"imports: {own_total:.1f} ms in all (least of {runs} runs); the slowest:")
     for name, (own, total) in sorted(least.items(), key=lambda item: -item[1][1])[:lines]:
@@ -130,7 +143,7 @@ def profile(crftag: list[str], lines: int, runs: int) -> None:
             [sys.executable, "-m", "cProfile", "-o", stats, "-m", "crftag", "predict"],
             input=SENTENCE,
             capture_output=True,
-            env=environment,
+            env=children,
             check=True,
         )
         import pstats
@@ -138,13 +151,39 @@ def profile(crftag: list[str], lines: int, runs: int) -> None:
         pstats.Stats(stats, stream=sys.stdout).sort_stats("cumulative").print_stats(lines)
 
 
+def instructions(command: list[str], stdin: bytes, children: dict) -> int:
+    """The instructions ``command`` executes, counted by valgrind's callgrind."""
+    counted = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+        input=stdin,
+        capture_output=True,
+        env=children,
+        check=True,
+    )
+    for line in counted.stderr.decode().splitlines():
+        if "Collected :" in line:
+            return int(line.split(":")[-1])
+    sys.exit(f"no instruction count from valgrind: {counted.stderr.decode()[-500:]}")
+
+
+def count_both(crftag: list[str], bare: list[str]) -> None:
+    """Each command's instructions (after a run that writes the bytecode) and their ratio."""
+    children = environment()
+    timed_run(crftag, SENTENCE, children)
+    timed_run(bare, b"", children)
+    own, reference = instructions(crftag, SENTENCE, children), instructions(bare, b"", children)
+    print(f"instructions: crftag predict {own:,}, bare Typer --help {reference:,}")
+    print(f"ratio {own / reference:.2f}x (target {TARGET_RATIO}x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20, help="alternating pairs timed")
     parser.add_argument("--warmup", type=int, default=2, help="untimed pairs first")
     parser.add_argument("--profile", action="store_true", help="imports and cProfile instead")
+    parser.add_argument("--instructions", action="store_true", help="count instructions instead")
     args = parser.parse_args()
-    crftag = crftag_predict()
+    crftag = CRFTAG_PREDICT
     if args.profile:
         profile(crftag, 40, args.runs)
         return
@@ -152,8 +191,12 @@ def main() -> None:
         app = os.path.join(folder, "bare_typer.py")
         with open(app, "w", encoding="utf-8") as handle:
             handle.write(BARE_APP)
+        bare = [sys.executable, app, "--help"]
+        if args.instructions:
+            count_both(crftag, bare)
+            return
         load_before = os.getloadavg()[0]
-        figures = run_pairs(crftag, [sys.executable, app, "--help"], args.runs, args.warmup)
+        figures = run_pairs(crftag, bare, args.runs, args.warmup)
         load_after = os.getloadavg()[0]
     print(
         f"{args.runs} alternating pairs; load average {load_before:.2f} before, "

@@ -53,6 +53,21 @@ def assert_refused(result, path, *texts: str) -> None:
         assert text in lines[0], lines[0]
 
 
+def assert_training_refuses(invoke, options, tmp_path, data, setting, message) -> None:
+    """``crftag train`` with ``data`` in a file and ``--set setting(its path)`` (and the tiny
+    model's ``options``) is refused naming the file with ``message``, writes no model, and
+    leaves the file as it was."""
+    path = tmp_path / "input.data"
+    path.write_bytes(data)
+    before = snapshot(path)
+    run = tmp_path / "run"
+    settings = [part for value in setting(path) for part in ("--set", value)]
+    result = invoke(["train", "configs/sample.yaml", "-o", str(run), *options, *settings])
+    assert_refused(result, path, message)
+    assert snapshot(path) == before
+    assert not (run / "model.pt").exists()
+
+
 def snapshot(*paths: Path) -> dict:
     """Each file under ``paths`` (files or folders) with its bytes and mode: compare two
     snapshots to see that nothing was altered, added or lost."""

@@ -8,7 +8,14 @@ import lzma
 import struct
 
 import pytest
-from hostile_files import PNG, assert_refused, flipped, snapshot, truncated, word2vec_binary
+from hostile_files import (
+    PNG,
+    assert_refused,
+    assert_training_refuses,
+    flipped,
+    truncated,
+    word2vec_binary,
+)
 
 from crftag.data.vector_binaries import FASTTEXT_MAGIC
 
@@ -48,15 +55,11 @@ CASES = {
 @pytest.mark.parametrize("case", CASES)
 def test_a_hostile_vector_file_is_one_line_naming_it(invoke, tiny_args, tmp_path, case):
     data, message = CASES[case]
-    path = tmp_path / "vectors.bin"
-    path.write_bytes(data)
-    before = snapshot(path)
-    run = tmp_path / "run"
-    settings = ["--set", "model.word_dim=null", "--set", f"model.embeddings={path}"]
-    result = invoke(["train", "configs/sample.yaml", "-o", str(run), *tiny_args(), *settings])
-    assert_refused(result, path, message)
-    assert snapshot(path) == before
-    assert not (run / "model.pt").exists()
+
+    def setting(path):
+        return ["model.word_dim=null", f"model.embeddings={path}"]
+
+    assert_training_refuses(invoke, tiny_args(), tmp_path, data, setting, message)
 
 
 def test_a_folder_as_the_vector_file_is_one_line(invoke, tiny_args, tmp_path):

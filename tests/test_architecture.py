@@ -17,7 +17,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "crftag"
 LAYERS = {
     "errors": 0,
     "data": 1,
-    "features": 1,  # each input feature in one module: its encoding, arrays and runtimes' parts
+    "features": 1,  # each input feature in one module; its runtimes' parts import lazily (below)
     "crf": 1,
     "runtime": 2,  # tagging in NumPy: imports data and crf's torch-free modules, never torch
     "config": 2,  # the config file's sections, their loading and checks, the tune section
@@ -32,6 +32,11 @@ LAYERS = {
     "__init__": 9,  # the package's lazy `from crftag import Tagger`
 }
 ISOLATED = {"crf"}  # pure tensor math: imports nothing of crftag outside itself
+# A feature module sits with the data layer, so the batch builder and the NumPy runtime can loop
+# over the features; the part of a feature that a runtime runs (its torch module, its NumPy
+# forward pass, its ONNX graph) imports that runtime's layer inside the method that builds it,
+# up to this layer, and never torch at the module's top.
+LAZY_REACH = {"features": 4}
 
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 100
@@ -55,10 +60,12 @@ def module_name(path: pathlib.Path) -> str:
     return ".".join(parts)
 
 
-def crftag_imports(path: pathlib.Path) -> list[tuple[int, str]]:
-    """(line, module) for every import of crftag in the file, lazy ones inside functions too."""
+def crftag_imports(path: pathlib.Path, *, top_only: bool = False) -> list[tuple[int, str]]:
+    """(line, module) for every import of crftag in the file, lazy ones inside functions too
+    unless ``top_only``."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body if top_only else ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "crftag"]
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "crftag":
@@ -80,6 +87,7 @@ def test_imports_point_down_the_layers(path):
         else "__init__"
     )
     assert own in LAYERS, f"{path}: give crftag.{own} a layer in tests/test_architecture.py"
+    top = set(crftag_imports(path, top_only=True))
     for line, imported in crftag_imports(path):
         target = target_key(imported)
         if target == "__init__" and imported.endswith("__version__"):
@@ -87,10 +95,32 @@ def test_imports_point_down_the_layers(path):
         assert target in LAYERS, f"{path}:{line}: crftag.{target} has no layer"
         if own in ISOLATED:
             assert target == own, f"{path}:{line}: crftag.{own} imports {imported}"
-        assert LAYERS[target] <= LAYERS[own], (
+        reach = LAYERS[own] if (line, imported) in top else LAZY_REACH.get(own, LAYERS[own])
+        assert LAYERS[target] <= reach, (
             f"{path}:{line}: {module_name(path)} (layer {LAYERS[own]}) imports {imported} "
             f"(layer {LAYERS[target]}), a higher layer"
         )
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "features").glob("*.py")), ids=lambda p: p.name)
+def test_a_feature_module_imports_no_torch_at_its_top(path):
+    """The NumPy runtime imports every feature module: torch only inside a method."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body:
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        assert not any(name.split(".")[0] == "torch" for name in names), f"{path}:{node.lineno}"
+
+
+def test_a_feature_module_may_import_upward_only_inside_a_function(tmp_path):
+    """The lazy reach is for imports inside functions: one at the top is refused."""
+    lazy = tmp_path / "lazy.py"
+    lazy.write_text("def build():\n    from crftag.nn.encoders import CharCNN\n")
+    eager = tmp_path / "eager.py"
+    eager.write_text("from crftag.nn.encoders import CharCNN\n")
+    assert crftag_imports(lazy, top_only=True) == [] and crftag_imports(lazy)
+    assert crftag_imports(eager, top_only=True) == crftag_imports(eager)
+    assert LAYERS["nn"] > LAYERS["features"] and LAYERS["nn"] <= LAZY_REACH["features"]
 
 
 def test_the_layer_check_catches_an_upward_import(tmp_path):

@@ -237,10 +237,8 @@ class ModelConfig:
     lexicons: dict[str, str] | None = _key(None, "`{TYPE: file}` dictionaries (docs/your-data.md).")
     char_lm: str | None = _key(
         None,
-        "Experimental: a `crftag pretrain` directory (docs/your-data.md). No gain at 10 MB on "
-        "2 cores: test F1 83.55 against 83.50 without (BC5CDR), 73.83 against 73.83 (Broad "
-        "Twitter Corpus), 90.13 against 90.96 (CoNLL-2003); one seed each, `make "
-        "bench-your-data`, 2026-11-26/27.",
+        "Experimental, no gain at 10 MB on 2 cores (test F1 83.55 vs 83.50 BC5CDR, 73.83 vs "
+        "73.83 BTC, 90.13 vs 90.96 CoNLL-2003; docs/your-data.md): a `crftag pretrain` directory.",
     )
     char_lm_finetune: bool = _key(False, "Train `char_lm`'s models too (default: kept as is).")
 
@@ -350,16 +348,12 @@ class Config:
     @classmethod
     def from_dict(cls, raw: dict, source: str = "<config>") -> Config:
         """Build and validate a config from a plain dict (paths taken as they are); raises
-        CrftagError naming every mistake, one a line. A model file's config may still name a
-        removed key left off (:func:`crftag.config.removed.drop_removed_defaults`)."""
-        errors: list[str] = []
-        if isinstance(raw, dict):
-            raw, errors = drop_removed_defaults(raw, source)
+        CrftagError naming every mistake, one a line; removed keys left off are dropped."""
+        raw, errors = drop_removed_defaults(raw, source) if isinstance(raw, dict) else (raw, [])
         return build(cls, raw, source, errors)
 
 
-_MODEL_PATHS = ("embeddings", "lexicons", "char_lm")
-_PATH_KEYS = {"data": ("train", "dev", "test"), "model": _MODEL_PATHS}
+_PATH_KEYS = {"data": ("train", "dev", "test"), "model": ("embeddings", "lexicons", "char_lm")}
 _PATH_KEYS["train"] = ("init_from", "rehearsal")  # a bundled model's name: see init_from.py
 
 
@@ -408,5 +402,4 @@ def read_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Confi
         if problem is not None:
             errors.append(f"--set {override[:SHOWN_CHARS]}: {problem}")
     raw, removed = removed_key_errors(raw, path)
-    errors.extend(removed)
-    return ConfigSource(path, raw, tuple(errors))
+    return ConfigSource(path, raw, (*errors, *removed))

@@ -152,7 +152,6 @@ class Vocabularies:
     max_word_chars: int = 64
     lexicons: Lexicons | None = None  # ``model.lexicons``' entries, matched as token features
     char_lm: CharCodes | None = None  # the characters ``model.char_lm``'s models read
-    truecaser: CharCodes | None = None  # the characters ``model.truecaser`` reads, lower-cased
 
     def word_key(self, word: str) -> str:
         return normalize_word(
@@ -178,8 +177,6 @@ class Vocabularies:
             state["lexicons"] = self.lexicons.to_state()
         if self.char_lm is not None:
             state["char_lm"] = self.char_lm.to_state()
-        if self.truecaser is not None:
-            state["truecaser"] = self.truecaser.to_state()
         return state
 
     @classmethod
@@ -195,5 +192,4 @@ class Vocabularies:
             max_word_chars=int(state.get("max_word_chars", 64)),
             lexicons=Lexicons.from_state(state["lexicons"]) if "lexicons" in state else None,
             char_lm=CharCodes.from_state(state["char_lm"]) if "char_lm" in state else None,
-            truecaser=(CharCodes.from_state(state["truecaser"]) if "truecaser" in state else None),
         )

@@ -46,12 +46,25 @@ from crftag.data.vocab import Vocabularies
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["INPUT", "SPARSE", "STATES", "Feature", "Shapes", "TextBatch"]
+__all__ = ["INPUT", "SPARSE", "STATES", "Feature", "Shapes", "TextBatch", "lstm_shapes"]
 
 INPUT, STATES, SPARSE = "input", "states", "sparse"
 
 # array name -> (shape, kind): kind "float" (any float dtype) or "bool"
 Shapes = dict[str, tuple[tuple[int, ...], str]]
+
+
+def lstm_shapes(prefix: str, input_size: int, hidden: int, layers: int) -> Shapes:
+    """The arrays of a bidirectional ``nn.LSTM`` of ``layers`` layers under ``prefix``."""
+    shapes: Shapes = {}
+    for layer in range(layers):
+        width = input_size if layer == 0 else 2 * hidden
+        for suffix in ("", "_reverse"):
+            shapes[f"{prefix}weight_ih_l{layer}{suffix}"] = ((4 * hidden, width), "float")
+            shapes[f"{prefix}weight_hh_l{layer}{suffix}"] = ((4 * hidden, hidden), "float")
+            shapes[f"{prefix}bias_ih_l{layer}{suffix}"] = ((4 * hidden,), "float")
+            shapes[f"{prefix}bias_hh_l{layer}{suffix}"] = ((4 * hidden,), "float")
+    return shapes
 
 
 @dataclass
@@ -78,11 +91,15 @@ class Feature:
     """One input of a tagger. Subclasses set the class attributes and override what their
     stage needs; a method left as it is here raises (a bug, not a user's mistake)."""
 
-    name: str  # the batch's field; the torch module's attribute and state-dict prefix
+    name: str  # the batch's field (``batch.lexicon``)
+    module_name: str | None = None  # the torch module's attribute and state-dict prefix
     key: str  # the config key that turns it on, as messages name it ("model.lexicons")
     stage: str = INPUT
+    has_values: bool = True  # False: it reads other features' values (casing reads chars)
     per_sentence: bool = True  # False: made for a whole batch (document groups), not encoded
     onnx_refusal: str | None = None  # why the ONNX export cannot take it, if it cannot
+    in_every_batch: bool = False  # carried whatever the model (words, characters)
+    vocabulary_key: str | None = None  # its own entry of the vocabularies' state, if it checks it
 
     # -- which models have it ------------------------------------------------------------
 
@@ -90,15 +107,26 @@ class Feature:
         """Whether a model with this config ``model`` section (a dict) has the feature."""
         raise NotImplementedError
 
+    def encodes(self, vocabularies: Vocabularies) -> bool:
+        """Whether batches for a model with these vocabularies carry the feature's values
+        (what the batch builder knows of a model)."""
+        return self.in_every_batch
+
     # -- encoding -------------------------------------------------------------------------
 
-    def encode(self, tokens: Sequence[str], vocabularies: Vocabularies) -> Any:
-        """One sentence's values, as :class:`crftag.data.batching.Encoded` keeps them."""
-        return self.tensors(self.arrays(TextBatch([tokens], vocabularies)))
+    def encode(self, text: TextBatch) -> Any:
+        """The values of ``text``'s one sentence, as :class:`crftag.data.batching.Encoded`
+        keeps them: by default the first row of the batch's tensors."""
+        return self.tensors(self.arrays(text))[0]
 
     def collate(self, values: Sequence[Any], length: int) -> Any:
-        """The values of a batch's sentences (``encode``'s), padded to ``length`` tokens."""
-        raise NotImplementedError
+        """The values of a batch's sentences (``encode``'s), each padded with zeros to
+        ``length`` tokens and to the widest in every other dimension: (B, length, ...)."""
+        widths = [max(value.size(d) for value in values) for d in range(1, values[0].dim())]
+        padded = values[0].new_zeros(len(values), length, *widths)
+        for row, value in enumerate(values):
+            padded[(row, *(slice(0, size) for size in value.shape))] = value
+        return padded
 
     def arrays(self, text: TextBatch) -> Any:
         """A batch's values for the NumPy and ONNX runtimes: arrays, or None when the batch
@@ -117,6 +145,10 @@ class Feature:
 
     # -- checkpoint and export ------------------------------------------------------------
 
+    def check_vocabularies(self, state: Mapping[str, Any], model: Mapping[str, Any]) -> None:
+        """Check :attr:`vocabulary_key`'s entry of a model file's vocabularies state for the
+        config ``model`` section: ValueError saying what is wrong (bounded, plain values)."""
+
     def shapes(self, model: Mapping[str, Any], vocabularies: Mapping[str, Any]) -> Shapes:
         """name -> (shape, kind) of the feature's arrays in a checkpoint's state dict and in
         an export, for the config ``model`` section and the vocabularies' state
@@ -131,8 +163,9 @@ class Feature:
     # -- torch ----------------------------------------------------------------------------
 
     def torch_module(self, config: Any, vocabularies: Vocabularies) -> torch.nn.Module | None:
-        """The module holding its weights (registered on the tagger under :attr:`name`), built
-        from the ``ModelConfig`` and the vocabularies; None for a feature without weights."""
+        """The module holding its weights (registered on the tagger under
+        :attr:`module_name`), built from the ``ModelConfig`` and the vocabularies; None where
+        the vocabularies cannot size it yet (the network is then built without the feature)."""
         return None
 
     def torch_forward(self, module: Any, batch: Any) -> torch.Tensor:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -20,9 +21,10 @@ from crftag.crf.posteriors import (
     nbest_arrays,
     path_scores_arrays,
 )
-from crftag.data.indices import batch_rows, group_ids, index_arrays
-from crftag.data.lexicons import lexicon_arrays
+from crftag.data.indices import batch_rows
 from crftag.data.vocab import Vocabularies
+from crftag.features.base import TextBatch
+from crftag.features.registry import carried_features
 from crftag.inference.array_confidence import span_confidences_arrays
 from crftag.inference.base import BatchScores, TaggerBase, existing_paths
 from crftag.modelfiles.checkpoint_schema import check_export
@@ -35,17 +37,11 @@ __all__ = ["ArrayTagger"]
 
 @dataclass
 class ArrayBatch:
-    """A batch as index arrays: words (B, T), chars (B, T, C), lengths (B,), for a model
-    with document context each position's document group (B, T), and for one with
-    dictionaries each token's position in each type's match (B, T, L), and for one with
-    character language models each sentence's codes and word edges (``encode_words``)."""
+    """A batch as arrays: each feature's :meth:`~crftag.features.base.Feature.arrays` by name
+    (``words`` (B, T), ``chars`` (B, T, C), ...; :mod:`crftag.features`) and lengths (B,)."""
 
-    words: np.ndarray
-    chars: np.ndarray
+    inputs: dict[str, Any]
     lengths: np.ndarray
-    groups: np.ndarray | None
-    lexicon: np.ndarray | None = None
-    char_lm: list[tuple[list[int], list[int], list[int]]] | None = None
 
 
 class ArrayTagger(TaggerBase):
@@ -65,7 +61,7 @@ class ArrayTagger(TaggerBase):
         weights = dict(weights)
         self.config = check_export(metadata, weights, source, digest=digest)
         self._init_description(metadata, source)
-        self.network = Network(weights, self.model_config, self.vocabularies.chars.symbols)
+        self.network = Network(weights, self.model_config, self.vocabularies)
         minus_inf = np.float32(-np.inf)
         self._init_crf(
             np.where(weights["crf.allowed"], weights["crf.transitions"], minus_inf),
@@ -112,15 +108,11 @@ class ArrayTagger(TaggerBase):
         documents: Sequence[Hashable] | None,
     ) -> Iterator[tuple[list[int], ArrayBatch]]:
         """(indices into sentences, index arrays) in the torch tagger's batch order."""
+        model = self.model_config
         for indices, keys in batch_rows(sentences, batch_size, documents, self.document_context):
-            batch = [sentences[i] for i in indices]
-            words, chars, lengths = index_arrays(batch, self.vocabularies)
-            groups = None if keys is None else group_ids(batch, keys, self.vocabularies)
-            lexicons = self.vocabularies.lexicons
-            lexicon = None if lexicons is None else lexicon_arrays(batch, lexicons)
-            codes = self.vocabularies.char_lm
-            char_lm = None if codes is None else [codes.encode_words(list(s)) for s in batch]
-            yield indices, ArrayBatch(words, chars, lengths, groups, lexicon, char_lm)
+            text = TextBatch([sentences[i] for i in indices], self.vocabularies, keys)
+            inputs = {feature.name: feature.arrays(text) for feature in carried_features(model)}
+            yield indices, ArrayBatch(inputs, text.indexed[2])
 
     @contextmanager
     def _running(self) -> Iterator[None]:
@@ -134,16 +126,7 @@ class ArrayTagger(TaggerBase):
 
     def _emissions(self, batch: ArrayBatch) -> np.ndarray:
         """(B, T, K) float32 emission scores."""
-        network = self.network
-        return network.emissions(
-            batch.words,
-            batch.chars,
-            batch.lengths,
-            batch.groups,
-            self._loop_threads,
-            lexicon=batch.lexicon,
-            char_lm=batch.char_lm,
-        )
+        return self.network.emissions(batch.inputs, batch.lengths, self._loop_threads)
 
     def _potentials(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.transitions, self.start, self.end

@@ -56,7 +56,9 @@ class OnnxTagger(ArrayTagger):
         one = np.ones((1, 1), dtype=np.int64)
         potentials = runner.run(
             ["transitions", "start_transitions", "end_transitions"],
-            self._feeds(ArrayBatch(one, one[:, :, None], one[0], one * 0)),
+            self._feeds(
+                ArrayBatch({"words": one, "chars": one[:, :, None], "groups": one * 0}, one[0])
+            ),
         )
         self._init_crf(*potentials)
 
@@ -74,10 +76,9 @@ class OnnxTagger(ArrayTagger):
         return cls(runner, json.loads(described), path)
 
     def _feeds(self, batch: ArrayBatch) -> dict[str, np.ndarray]:
-        feeds = {"words": batch.words, "chars": batch.chars, "lengths": batch.lengths}
-        if "groups" in self._inputs:
-            feeds["groups"] = batch.groups
-        return feeds
+        """The graph's inputs: each feature's arrays it declares, and the lengths."""
+        feeds = {name: value for name, value in batch.inputs.items() if name in self._inputs}
+        return {**feeds, "lengths": batch.lengths}
 
     def _emissions(self, batch: ArrayBatch) -> np.ndarray:
         """(B, T, K) float32 emission scores from ONNX Runtime."""

@@ -17,6 +17,7 @@ import numpy as np
 from crftag.config.sections import MAX_BUCKETS, SPAN_SCHEMES, TRAIN_SCHEMES, Config
 from crftag.config.sections import MAX_WORD_CHARS_LIMIT as MAX_CHARS
 from crftag.errors import CrftagError
+from crftag.features.registry import FEATURES
 from crftag.runtime.archive_schema import check_arrays, check_score_range, expected_arrays
 from crftag.runtime.checked import remember, was_checked
 
@@ -36,7 +37,6 @@ REQUIRED = {
 }
 MAX_DEPTH = 16  # of nested lists and dicts in any plain value
 MAX_ITEMS = 2_000_000  # list items, dict entries and characters, in all
-MAX_LEXICON_CHARS = 1 << 28  # dictionary entries, in all: millions of names
 MAX_PARAMETERS = 1 << 30  # about 4 GB in float32: far beyond any model crftag trains
 # The weights that set the CRF's scores directly (check_score_range).
 SCORING_WEIGHTS = (
@@ -98,23 +98,6 @@ def _check_vocabulary(state, source: str, name: str) -> list[str]:
     return symbols
 
 
-def _check_lexicons(state, types: list, source: str) -> None:
-    """Dictionaries (:meth:`crftag.data.lexicons.Lexicons.to_state`): a string of entries per
-    type, bounded in all, for the ``types`` of the config's ``model.lexicons``, in order."""
-    where = "vocabularies.lexicons"
-    if not isinstance(state, dict):
-        raise _fail(source, f"{where}: expected a mapping of types to entries")
-    total = 0
-    for name, entries in state.items():
-        if not isinstance(name, str) or not isinstance(entries, str):
-            raise _fail(source, f"{where}: expected type names and strings of entries")
-        total += len(name) + len(entries)
-    if total > MAX_LEXICON_CHARS:
-        raise _fail(source, f"{where}: larger than {MAX_LEXICON_CHARS:,} characters in all")
-    if list(state) != types:
-        raise _fail(source, f"{where}: types {list(state)[:10]}, model.lexicons has {types[:10]}")
-
-
 def _check_schemes(state: dict, tags: list[str], source: str) -> None:
     data, train = state["data_scheme"], state["train_scheme"]
     if data not in (*SPAN_SCHEMES, "none"):
@@ -144,12 +127,17 @@ def check_payload(state: dict, source: str) -> None:
         raise _fail(source, "metrics: expected a mapping")
     vocabularies = state["vocabularies"]
     plain = {key: state.get(key) for key in ("config", "metrics", "crftag_version")}
-    plain["vocabularies"] = {k: v for k, v in vocabularies.items() if k != "lexicons"}
+    own = {feature.vocabulary_key for feature in FEATURES}  # each checked by its feature
+    plain["vocabularies"] = {k: v for k, v in vocabularies.items() if k not in own}
     for key, value in plain.items():
         _check_plain(value, source, key)
     model = state["config"].get("model")
-    files = model.get("lexicons") if isinstance(model, dict) else None
-    _check_lexicons(vocabularies.get("lexicons", {}), list(files or ()), source)
+    for feature in FEATURES:
+        if feature.vocabulary_key is not None:
+            try:
+                feature.check_vocabularies(vocabularies, model if isinstance(model, dict) else {})
+            except ValueError as error:
+                raise _fail(source, str(error)) from None
     symbols = {
         name: _check_vocabulary(vocabularies.get(name), source, name)
         for name in ("words", "chars", "tags")
@@ -186,10 +174,8 @@ def check_export(
     config = Config.from_dict(metadata["config"], source=source)  # the network's sizes bounded
     if config.model.encoder != "bilstm":
         raise _fail(source, f"model.encoder {config.model.encoder}: an export holds a BiLSTM-CRF")
-    sizes = [len(metadata["vocabularies"][name]["symbols"]) for name in ("words", "chars", "tags")]
     try:
-        char_lm = metadata["vocabularies"].get("char_lm")
-        expected = expected_arrays(dataclasses.asdict(config.model), *sizes, char_lm)
+        expected = expected_arrays(dataclasses.asdict(config.model), metadata["vocabularies"])
     except ValueError as error:
         raise _fail(source, str(error)) from None
     total = sum(math.prod(shape) for shape, _ in expected.values())

@@ -14,7 +14,6 @@ import torch
 from torch import nn
 from torch.nn import functional
 
-from crftag.data.batching import CharLMInputs
 from crftag.nn.encoders import WordBiLSTM
 
 __all__ = ["CharLanguageModels"]
@@ -37,10 +36,12 @@ class CharLanguageModels(nn.Module):
         backward model's after reading codes t..length-1 from the end; zeros past the end."""
         return self.encoder(self.embedding(codes), lengths.cpu())
 
-    def word_states(self, inputs: CharLMInputs) -> torch.Tensor:
+    def word_states(self, inputs) -> torch.Tensor:
         """(B, T, 2H): each word's contextual string embedding (flair): the forward model's
         state after the word's last character, then the backward model's state at its first
-        character (having read the sentence from its end back to the word's start)."""
+        character (having read the sentence from its end back to the word's start).
+        ``inputs``: a :class:`crftag.features.char_lm.CharLMInputs` (not imported: that module
+        builds this one)."""
         states = self.states(inputs.codes, inputs.lengths)  # (B, L, 2H)
         hidden = self.hidden_size
         lasts = inputs.lasts.unsqueeze(2).expand(-1, -1, hidden)  # (B, T, H)

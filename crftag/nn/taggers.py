@@ -8,6 +8,9 @@ hashed token features (:mod:`crftag.data.features`). Both share loss and decodin
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
+
 import torch
 from torch import nn
 from torch.nn import functional
@@ -15,21 +18,11 @@ from torch.nn import functional
 from crftag.config.sections import Config, ModelConfig
 from crftag.crf.crf import CRF
 from crftag.data.batching import Batch
-from crftag.data.char_codes import CharCodes
-from crftag.data.lexicons import FEATURE_SIZE
 from crftag.data.schemes import allowed_transitions
 from crftag.data.vocab import Vocabularies
-from crftag.nn.char_lm import CharLanguageModels
-from crftag.nn.encoders import (
-    CasingEmbedding,
-    CharCNN,
-    CharLSTM,
-    Dropout,
-    LockedDropout,
-    WordBiLSTM,
-    WordEmbedding,
-)
-from crftag.nn.lexicons import LexiconEmbedding
+from crftag.features.base import INPUT, STATES
+from crftag.features.registry import active_features
+from crftag.nn.encoders import Dropout, LockedDropout, WordBiLSTM
 
 __all__ = ["BiLSTMCRF", "CRFTagger", "FeatureCRF", "build_model"]
 
@@ -89,8 +82,8 @@ class FeatureCRF(CRFTagger):
         self.crf = _crf(num_tags, constraints)
 
     def emissions(self, batch: Batch) -> torch.Tensor:
-        batch_size, length, width = batch.features.shape  # (B, T, F)
-        summed = _SparseRowSum.apply(batch.features.view(-1, width), self.weights)  # (B*T, K)
+        batch_size, length, width = batch.hashed.shape  # (B, T, F)
+        summed = _SparseRowSum.apply(batch.hashed.view(-1, width), self.weights)  # (B*T, K)
         return summed.view(batch_size, length, -1)
 
 
@@ -119,62 +112,66 @@ class _SparseRowSum(torch.autograd.Function):
         return None, grad
 
 
+class _VocabularyStates(Mapping):
+    """Vocabularies read as their state (:meth:`Vocabularies.to_state`), one entry at a time:
+    what a feature's width needs, without copying every vocabulary."""
+
+    def __init__(self, vocabularies: Vocabularies) -> None:
+        self.vocabularies = vocabularies
+
+    def __getitem__(self, key: str):
+        value = getattr(self.vocabularies, key, None)
+        if value is None:
+            raise KeyError(key)
+        return value.to_state() if hasattr(value, "to_state") else value
+
+    def __iter__(self):
+        return iter(self.vocabularies.to_state())
+
+    def __len__(self) -> int:
+        return len(self.vocabularies.to_state())
+
+
 class BiLSTMCRF(CRFTagger):
     """BiLSTM-CRF sequence labeller (Lample et al. 2016; Ma & Hovy 2016).
 
-    ``constraints`` is (allowed (K, K), allowed_start (K,), allowed_end (K,)) booleans for the CRF,
-    or None for none.
+    Its inputs are the registered features the config turns on (:mod:`crftag.features`), each
+    module an attribute named by the feature (``word_embedding``, ``char_encoder``, ...), built
+    in the registry's order (which the random initialisation follows). ``constraints`` is
+    (allowed (K, K), allowed_start (K,), allowed_end (K,)) booleans for the CRF, or None.
     """
 
     def __init__(
         self,
         config: ModelConfig,
+        vocabularies: Vocabularies,
         *,
-        num_words: int,
-        num_chars: int,
         num_tags: int,
         constraints: tuple | None = None,
-        char_symbols: list[str] | None = None,
-        char_lm: CharCodes | None = None,
     ) -> None:
         super().__init__()
-        self.word_embedding = WordEmbedding(num_words, config.word_dim)
-        # Ma & Hovy's initialisation: uniform in +-sqrt(3 / dim), a unit-variance start.
-        bound = (3.0 / config.word_dim) ** 0.5
-        nn.init.uniform_(self.word_embedding.weight, -bound, bound)
-        with torch.no_grad():
-            self.word_embedding.weight[0].zero_()
-        if config.char_encoder == "cnn":
-            self.char_encoder = CharCNN(
-                num_chars, config.char_dim, config.char_size, config.char_kernel
-            )
-        elif config.char_encoder == "lstm":
-            self.char_encoder = CharLSTM(num_chars, config.char_dim, config.char_size)
-        else:
-            self.char_encoder = None
-        char_size = self.char_encoder.output_size if self.char_encoder is not None else 0
-        self.casing = None
-        if config.casing_dim:
-            if char_symbols is None:
-                raise ValueError("expected the character vocabulary's symbols for casing_dim > 0")
-            self.casing = CasingEmbedding(char_symbols, config.casing_dim)
-        self.lexicon = None
-        lexicon_size = FEATURE_SIZE * len(config.lexicons or ())
-        if config.lexicons:
-            self.lexicon = LexiconEmbedding(len(config.lexicons), FEATURE_SIZE)
-        self.char_lm, char_lm_size = self._char_lm(config, char_lm)
+        model, states = dataclasses.asdict(config), _VocabularyStates(vocabularies)
+        self.input_features = []
+        for feature in active_features(model, INPUT):
+            module = feature.torch_module(config, vocabularies)
+            if module is not None:  # None: not sizeable from these vocabularies (a skeleton's)
+                setattr(self, feature.module_name, module)
+                self.input_features.append(feature)
+        self.states_features = active_features(model, STATES)
         self.dropout = (
             LockedDropout(config.dropout) if config.locked_dropout else Dropout(config.dropout)
         )
         self.encoder = WordBiLSTM(
-            config.word_dim + char_size + config.casing_dim + lexicon_size + char_lm_size,
+            sum(feature.width(model, states) for feature in self.input_features),
             config.hidden_size,
             config.num_layers,
             config.dropout,
         )
+        # Read by the inference tagger: whether batches must hold whole documents.
         self.document_context = config.document_context
-        projected = self.encoder.output_size * (2 if self.document_context else 1)
-        # Lample et al.'s tanh layer: the states, and the document means beside them, meet in a
+        beside = sum(feature.width(model, states) for feature in self.states_features)
+        projected = self.encoder.output_size * (1 + beside)
+        # Lample et al.'s tanh layer: the states, and the columns beside them, meet in a
         # nonlinearity before the tag scores rather than adding up linearly.
         self.hidden = None
         if config.hidden_layer:
@@ -184,63 +181,29 @@ class BiLSTMCRF(CRFTagger):
         self.crf = _crf(num_tags, constraints)
 
     def emissions(self, batch: Batch) -> torch.Tensor:
-        """Emission scores (B, T, K) for a batch; with document context, ``batch.groups``."""
-        features = self.word_embedding(batch.words)  # (B, T, Dw)
-        if self.char_encoder is not None:
-            features = torch.cat([features, self.char_encoder(batch.chars)], dim=2)
-        if self.casing is not None:
-            features = torch.cat([features, self.casing(batch.chars)], dim=2)
-        if self.lexicon is not None:
-            if batch.lexicon is None:
-                raise ValueError("a model with lexicons needs batch.lexicon")
-            features = torch.cat([features, self.lexicon(batch.lexicon)], dim=2)
-        if self.char_lm is not None:
-            if batch.char_lm is None:
-                raise ValueError("a model with char_lm needs batch.char_lm")
-            features = torch.cat([features, self._char_lm_states(batch)], dim=2)
+        """Emission scores (B, T, K) for a batch holding each of the model's features."""
+        vectors = []
+        for feature in self.input_features:
+            _check_carried(feature, batch)
+            vectors.append(feature.torch_forward(getattr(self, feature.module_name), batch))
+        features = torch.cat(vectors, dim=2) if len(vectors) > 1 else vectors[0]  # (B, T, D)
         encoded = self.encoder(self.dropout(features), batch.lengths)  # (B, T, 2H)
-        if self.document_context:
-            if batch.groups is None:
-                raise ValueError("a model with document_context needs batch.groups")
-            encoded = torch.cat([encoded, _group_means(encoded, batch.groups)], dim=2)
-        encoded = self.dropout(encoded)  # (B, T, 2H), or (B, T, 4H) with document context
+        beside = []
+        for feature in self.states_features:
+            _check_carried(feature, batch)
+            beside.append(feature.torch_states(encoded, batch))
+        if beside:
+            encoded = torch.cat([encoded, *beside], dim=2)  # (B, T, 2H * (1 + beside))
+        encoded = self.dropout(encoded)
         if self.hidden is not None:
             encoded = self.hidden(encoded)  # (B, T, hidden_layer)
         return self.projection(encoded)
 
-    def _char_lm(
-        self, config: ModelConfig, codes: CharCodes | None
-    ) -> tuple[CharLanguageModels | None, int]:
-        """The character language models of ``model.char_lm`` (their weights are the
-        pretrained ones, copied in by training or loaded with the checkpoint), and the size of
-        the word features they give; frozen unless ``model.char_lm_finetune``."""
-        if codes is None:
-            return None, 0
-        models = CharLanguageModels(len(codes), codes.sizes["char_dim"], codes.sizes["hidden_size"])
-        self.char_lm_finetune = config.char_lm_finetune
-        models.requires_grad_(config.char_lm_finetune)
-        return models, 2 * codes.sizes["hidden_size"]
 
-    def _char_lm_states(self, batch: Batch) -> torch.Tensor:
-        """(B, T, 2H') each word's states of the character models; frozen models run without
-        gradients (torch's own LSTM forward, the faster one without them)."""
-        if self.char_lm_finetune:
-            return self.char_lm.word_states(batch.char_lm)
-        with torch.no_grad():
-            return self.char_lm.word_states(batch.char_lm)
-
-
-def _group_means(states: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
-    """states (B, T, D), groups (B, T) ids -> (B, T, D): each position the mean of the states of
-    every position with its id. A word's other occurrences in the document carry what their
-    contexts say about it (a team name in a results table, a person named in full earlier)."""
-    width = states.size(2)
-    flat_ids = groups.reshape(-1)
-    flat = states.reshape(-1, width)
-    count = int(flat_ids.max()) + 1
-    sums = flat.new_zeros(count, width).index_add_(0, flat_ids, flat)
-    sizes = torch.bincount(flat_ids, minlength=count).clamp_(min=1).to(flat.dtype)
-    return (sums / sizes.unsqueeze(1))[flat_ids].view_as(states)
+def _check_carried(feature, batch: Batch) -> None:
+    """A batch made without a feature the model reads is a bug of the caller."""
+    if feature.has_values and batch.inputs.get(feature.name) is None:
+        raise ValueError(f"a model with {feature.key} needs batch.{feature.name}")
 
 
 def build_model(config: Config, vocabularies: Vocabularies, train_scheme: str) -> CRFTagger:
@@ -255,11 +218,5 @@ def build_model(config: Config, vocabularies: Vocabularies, train_scheme: str) -
             constraints=constraints,
         )
     return BiLSTMCRF(
-        config.model,
-        num_words=len(vocabularies.words),
-        num_chars=len(vocabularies.chars),
-        num_tags=len(vocabularies.tags),
-        constraints=constraints,
-        char_symbols=vocabularies.chars.symbols,
-        char_lm=vocabularies.char_lm,
+        config.model, vocabularies, num_tags=len(vocabularies.tags), constraints=constraints
     )

@@ -1,7 +1,8 @@
 """The arrays an exported BiLSTM-CRF must hold, checked before anything is tagged with it: the
 names, shapes and dtypes of the state dict of the network its metadata describes (the config's
-``model`` section and the sizes of its vocabularies), as :class:`crftag.nn.taggers.BiLSTMCRF`
-names them, and every floating-point value finite. NumPy only: the runtime runs without torch.
+``model`` section and its vocabularies; each feature declares its own arrays,
+:mod:`crftag.features`), as :class:`crftag.nn.taggers.BiLSTMCRF` names them, and every
+floating-point value finite. NumPy only: the runtime runs without torch.
 """
 
 from __future__ import annotations
@@ -10,72 +11,39 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from crftag.data.lexicons import FEATURE_SIZE, POSITIONS
 from crftag.errors import CrftagError
+from crftag.features.base import INPUT, STATES, Shapes, lstm_shapes
+from crftag.features.registry import active_features
 
 __all__ = ["MAX_TAG_SCORE", "check_arrays", "check_score_range", "expected_arrays"]
 
-CASING_CLASSES = 8  # crftag.nn.encoders.CasingEmbedding.NUM_CLASSES
 # The largest tag score (emission or transition) a model may give one token. float32 rounds a
 # score of 10,000 by 0.001 already, and larger ones by more: the CRF's probabilities would be
 # those of the rounding, not the model's. Trained models stay far below (the bundled en-ner's
 # emissions are bounded by 177, its transitions by 2.8).
 MAX_TAG_SCORE = 10_000.0
-Shapes = dict[str, tuple[tuple[int, ...], str]]  # name -> (shape, "float" or "bool")
 
 
-def _lstm(prefix: str, input_size: int, hidden: int, layers: int) -> Shapes:
-    """A bidirectional ``nn.LSTM``'s weights, layer by layer, the reverse direction's after."""
-    shapes: Shapes = {}
-    for layer in range(layers):
-        width = input_size if layer == 0 else 2 * hidden
-        for suffix in ("", "_reverse"):
-            shapes[f"{prefix}weight_ih_l{layer}{suffix}"] = ((4 * hidden, width), "float")
-            shapes[f"{prefix}weight_hh_l{layer}{suffix}"] = ((4 * hidden, hidden), "float")
-            shapes[f"{prefix}bias_ih_l{layer}{suffix}"] = ((4 * hidden,), "float")
-            shapes[f"{prefix}bias_hh_l{layer}{suffix}"] = ((4 * hidden,), "float")
-    return shapes
-
-
-def expected_arrays(
-    model: Mapping,
-    words: int,
-    chars: int,
-    tags: int,
-    char_lm: Mapping | None = None,
-) -> Shapes:
+def expected_arrays(model: Mapping, vocabularies: Mapping) -> Shapes:
     """name -> (shape, kind) of every array of the BiLSTM-CRF that ``model`` (the config's
-    model section, checked) describes with vocabularies of ``words``, ``chars`` and ``tags``
-    symbols, and for a model with ``model.char_lm``, ``char_lm`` its vocabulary's state
-    (:meth:`crftag.data.char_codes.CharCodes.to_state`)."""
-    shapes: Shapes = {"word_embedding.weight": ((words, model["word_dim"]), "float")}
-    char_dim, char_size = model["char_dim"], model["char_size"]
-    features = model["word_dim"] + model["casing_dim"]
-    if model["char_encoder"] == "cnn":
-        shapes["char_encoder.embedding.weight"] = ((chars, char_dim), "float")
-        conv = (char_size, char_dim, model["char_kernel"])
-        shapes["char_encoder.conv.weight"] = (conv, "float")
-        shapes["char_encoder.conv.bias"] = ((char_size,), "float")
-        features += char_size
-    elif model["char_encoder"] == "lstm":
-        shapes["char_encoder.embedding.weight"] = ((chars, char_dim), "float")
-        shapes.update(_lstm("char_encoder.lstm.", char_dim, char_size, 1))
-        features += 2 * char_size
-    if model["casing_dim"]:
-        shapes["casing.embedding.weight"] = ((CASING_CLASSES, model["casing_dim"]), "float")
-    types = len(model.get("lexicons") or ())
-    if types:
-        shapes["lexicon.embedding.weight"] = ((types * len(POSITIONS), FEATURE_SIZE), "float")
-        features += types * FEATURE_SIZE
-    if model.get("char_lm"):
-        features += _char_lm_arrays(shapes, _pretrained_sizes(char_lm, "char_lm"))
+    model section, checked) describes with ``vocabularies`` (their state,
+    :meth:`crftag.data.vocab.Vocabularies.to_state`): each ``INPUT`` feature's arrays, the
+    BiLSTM over their vectors, the projection over its states and the ``STATES`` features'
+    columns, and the CRF. ValueError for vocabularies that cannot size a feature."""
+    shapes: Shapes = {}
+    features = 0  # the BiLSTM's input width
+    for feature in active_features(model, INPUT):
+        shapes.update(feature.shapes(model, vocabularies))
+        features += feature.width(model, vocabularies)
     hidden = model["hidden_size"]
-    shapes.update(_lstm("encoder.lstm.", features, hidden, model["num_layers"]))
-    projected = 2 * hidden * (2 if model["document_context"] else 1)
+    shapes.update(lstm_shapes("encoder.lstm.", features, hidden, model["num_layers"]))
+    beside = sum(f.width(model, vocabularies) for f in active_features(model, STATES))
+    projected = 2 * hidden * (1 + beside)
     if model["hidden_layer"]:
         shapes["hidden.0.weight"] = ((model["hidden_layer"], projected), "float")
         shapes["hidden.0.bias"] = ((model["hidden_layer"],), "float")
         projected = model["hidden_layer"]
+    tags = len(vocabularies["tags"]["symbols"])
     shapes["projection.weight"] = ((tags, projected), "float")
     shapes["projection.bias"] = ((tags,), "float")
     shapes["crf.transitions"] = ((tags, tags), "float")
@@ -85,29 +53,6 @@ def expected_arrays(
     shapes["crf.allowed_start"] = ((tags,), "bool")
     shapes["crf.allowed_end"] = ((tags,), "bool")
     return shapes
-
-
-def _pretrained_sizes(state: Mapping | None, key: str) -> tuple[int, int, int]:
-    """(symbols, char_dim, hidden_size) of the vocabulary state of the pretrained models of
-    ``model.{key}``."""
-    if not isinstance(state, Mapping) or not isinstance(state.get("symbols"), list):
-        raise ValueError(f"model.{key}: the vocabularies hold no {key} symbols")
-    sizes = [state.get("char_dim"), state.get("hidden_size")]
-    if not all(isinstance(size, int) and 1 <= size <= 1 << 14 for size in sizes):
-        raise ValueError(f"vocabularies.{key}: char_dim and hidden_size must be 1 to 16384")
-    return len(state["symbols"]), sizes[0], sizes[1]
-
-
-def _char_lm_arrays(shapes: Shapes, sizes: tuple[int, int, int]) -> int:
-    """Add the arrays of :class:`crftag.nn.char_lm.CharLanguageModels` to ``shapes``; return
-    the width of the word features they give."""
-    symbols, char_dim, hidden = sizes
-    shapes["char_lm.embedding.weight"] = ((symbols, char_dim), "float")
-    shapes.update(_lstm("char_lm.encoder.lstm.", char_dim, hidden, 1))
-    for direction in ("forward", "backward"):
-        shapes[f"char_lm.{direction}_softmax.weight"] = ((symbols, hidden), "float")
-        shapes[f"char_lm.{direction}_softmax.bias"] = ((symbols,), "float")
-    return 2 * hidden
 
 
 def check_arrays(

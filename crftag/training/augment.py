@@ -52,13 +52,7 @@ def _case_change(draw: float, cases: tuple[tuple[str, float], ...]) -> list[str]
 
 
 def reencoded(encoded: Encoded, tokens: tuple[str, ...], vocabularies: Vocabularies) -> Encoded:
-    """``encoded`` (a training sentence's tensors) with its words, characters and features
-    those of ``tokens``, the changed text; its tags and allowed tags kept."""
-    fresh = encode(tokens, vocabularies)
-    return dataclasses.replace(
-        encoded,
-        words=fresh.words,
-        chars=fresh.chars,
-        features=fresh.features,
-        char_lm=fresh.char_lm,
-    )
+    """``encoded`` (a training sentence's tensors) with every feature's values those of
+    ``tokens``, the changed text (each registered feature encodes it again, so none is left
+    describing the old text); its tags and allowed tags kept."""
+    return dataclasses.replace(encoded, inputs=encode(tokens, vocabularies).inputs)

@@ -6,8 +6,8 @@ from collections import Counter
 
 import torch
 
-from crftag.data.batching import collate, document_groups, encode, encode_batch
-from crftag.data.indices import MAX_DOCUMENT_SENTENCES, document_batches, word_chars
+from crftag.data.batching import collate, encode, encode_batch
+from crftag.data.indices import MAX_DOCUMENT_SENTENCES, document_batches, group_ids, word_chars
 from crftag.data.vocab import Vocabularies, Vocabulary
 
 MAX_WORD_CHARS = Vocabularies.max_word_chars  # the default cap
@@ -59,7 +59,7 @@ def test_encode_batch_with_hashed_features():
     got = encode_batch(sentences, vocabularies)
     want = collate([encode(tokens, vocabularies) for tokens in sentences])
     _assert_same_batch(got, want)
-    assert torch.equal(got.features, want.features)
+    assert torch.equal(got.hashed, want.hashed)
 
 
 def test_document_batches_keep_documents_whole():
@@ -88,7 +88,7 @@ def _document_vocabularies(words=("japan",)):
 def test_groups_join_one_word_in_one_document():
     vocabularies = _document_vocabularies()
     sentences = [["Japan", "won"], ["JAPAN", "Zorbl", "zorbl"], ["Japan"]]
-    groups = document_groups(sentences, ["d1", "d1", "d2"], vocabularies)
+    groups = group_ids(sentences, ["d1", "d1", "d2"], vocabularies)
     assert groups.shape == (3, 3)
     japan, won = groups[0, 0], groups[0, 1]
     assert groups[1, 0] == japan  # case does not matter

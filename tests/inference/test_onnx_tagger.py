@@ -187,7 +187,7 @@ def test_the_documented_viterbi_on_the_graphs_outputs_gives_the_tags(sample_mode
     inputs = {"words": words, "chars": chars, "lengths": lengths}
     emissions, transitions, start, end = session.run(None, inputs)
     viterbi = documented_viterbi()
-    expected = runtime._decode(ArrayBatch(words, chars, lengths, None))
+    expected = runtime._decode(ArrayBatch({"words": words, "chars": chars}, lengths))
     actual = [viterbi(emissions[row, :n], transitions, start, end) for row, n in enumerate(lengths)]
     assert actual == expected
     assert any(np.isneginf(transitions).ravel())  # the constraints are in the scores decoded

@@ -59,8 +59,8 @@ def test_padding_changes_no_loss():
 
 
 def test_word_states_are_the_forward_state_at_the_last_and_the_backward_at_the_first_character():
-    from crftag.data.batching import CharLMInputs
     from crftag.data.char_codes import CharCodes
+    from crftag.features.char_lm import CharLMInputs
 
     codes = CharCodes([*"\0\1\2", *"abcdefghijklmnopqrstuvwxyz "])
     torch.manual_seed(0)

@@ -9,10 +9,15 @@ import sys
 import pytest
 import torch
 
-from crftag.data.batching import document_groups, encode_batch
+from crftag.data.batching import encode_batch
 from crftag.data.conll import ColumnSpec, document_keys, read_columns
+from crftag.features.document import DocumentContext
 from crftag.modelfiles.checkpoint import save_model
-from crftag.nn.taggers import _group_means
+
+
+def _group_means(states, groups):
+    """The torch side of the document-context feature, on states (B, T, D)."""
+    return DocumentContext().torch_states(states, type("Batch", (), {"groups": groups}))
 
 
 def test_group_means_against_a_loop():
@@ -46,8 +51,7 @@ def test_a_sentence_depends_on_its_document_only(document_model):
     vocabularies = tagger.loaded.vocabularies
 
     def emissions(sentences, documents):
-        batch = encode_batch(sentences, vocabularies)
-        batch.groups = document_groups(sentences, documents, vocabularies)
+        batch = encode_batch(sentences, vocabularies, documents)
         with torch.no_grad():
             return model.emissions(batch)
 

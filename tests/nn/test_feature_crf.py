@@ -35,12 +35,14 @@ def test_feature_crf_trains_and_its_padding_row_stays_zero():
     features[1, :2] = hasher(["b", "a"])
     mask = torch.tensor([[True, True, True], [True, True, False]])
     batch = Batch(
-        words=torch.ones(2, 3, dtype=torch.long),
-        chars=torch.ones(2, 3, 1, dtype=torch.long),
         mask=mask,
         lengths=mask.sum(1),
         tags=torch.tensor([[0, 1, 2], [1, 0, 0]]),
-        features=features,
+        inputs={
+            "words": torch.ones(2, 3, dtype=torch.long),
+            "chars": torch.ones(2, 3, 1, dtype=torch.long),
+            "hashed": features,
+        },
     )
     optimizer = SparseSGD(model.parameters(), lr=0.1, weight_decay=0.01)
     losses = []

@@ -148,7 +148,7 @@ def test_the_expected_arrays_are_the_torch_networks(tiny_config, architecture):
     with torch.device("meta"):
         network = build_model(config, vocabularies, "none")
     model = vars(config.model)
-    expected = expected_arrays(model, 4, len(chars), 4)
+    expected = expected_arrays(model, vocabularies.to_state())
     actual = {
         name: (tuple(tensor.shape), "bool" if tensor.dtype == torch.bool else "float")
         for name, tensor in network.state_dict().items()

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from crftag.data.batching import build_batch
-from crftag.runtime.network import casing_kinds, emissions
+from crftag.runtime.network import emissions
 
 SENTENCES = [
     ["John", "Smith", "lives", "in", "Berlin", "."],
@@ -17,22 +17,16 @@ SENTENCES = [
 DOCUMENTS = ["a", "a", "b", "b"]
 
 
+def batch_arrays(batch):
+    """(inputs by feature name as arrays, lengths) of a torch batch."""
+    inputs = {name: value.numpy() for name, value in batch.inputs.items() if value is not None}
+    return inputs, batch.lengths.numpy()
+
+
 def numpy_emissions(tagger, batch):
     weights = {name: value.float().numpy() for name, value in tagger.model.state_dict().items()}
     model = vars(tagger.config.model)
-    kinds = casing_kinds(tagger.vocabularies.chars.symbols) if model.get("casing_dim") else None
-    groups = batch.groups.numpy() if batch.groups is not None else None
-    lexicon = batch.lexicon.numpy() if batch.lexicon is not None else None
-    return emissions(
-        weights,
-        model,
-        batch.words.numpy(),
-        batch.chars.numpy(),
-        batch.lengths.numpy(),
-        groups,
-        kinds,
-        lexicon,
-    )
+    return emissions(weights, model, tagger.vocabularies, *batch_arrays(batch))
 
 
 def torch_emissions(tagger, batch):
@@ -72,7 +66,7 @@ def test_a_sentence_scores_the_same_alone_and_padded_in_a_batch(trained_tiny, ru
 
 def test_a_words_character_encoding_is_the_same_bits_whatever_shares_its_batch(runtime_loops):
     # Encodings are kept across batches (WordEncodings), so they must not depend on the batch.
-    from crftag.runtime.network import _char_lstm
+    from crftag.features.chars import char_lstm as _char_lstm
     from crftag.runtime.recurrent import network_layers
 
     generator = np.random.default_rng(0)

@@ -17,4 +17,4 @@ def test_a_sentence_reads_the_same_whatever_was_tagged_before():
     used = crftag.load("en-ner")
     used.predict(BEFORE, probs="all")
     assert used.predict([SENTENCE], probs="all")[0].to_dict() == fresh
-    assert used.network.char_encodings.slots  # the encodings were kept and reused
+    assert used.network.forwards["chars"].encodings.slots  # the encodings were kept and reused

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from crftag.data.batching import build_batch
-from crftag.runtime import network
+from crftag.features import chars
 from crftag.runtime.network import Network, lstm
 
 SENTENCES = [
@@ -21,14 +21,14 @@ DOCUMENTS = ["a", "a", "b", "b", "c"]
 
 
 def arrays(batch):
-    groups = None if batch.groups is None else batch.groups.numpy()
-    return batch.words.numpy(), batch.chars.numpy(), batch.lengths.numpy(), groups
+    inputs = {name: value.numpy() for name, value in batch.inputs.items() if value is not None}
+    return inputs, batch.lengths.numpy()
 
 
 def make_network(tagger):
     weights = {name: value.float().numpy() for name, value in tagger.model.state_dict().items()}
     model = vars(tagger.config.model)
-    return Network(weights, model, tagger.vocabularies.chars.symbols)
+    return Network(weights, model, tagger.vocabularies)
 
 
 @pytest.mark.parametrize("encoder", ["cnn", "lstm"])
@@ -37,7 +37,7 @@ def test_a_network_reused_across_batches_scores_as_a_fresh_one(
     trained_tiny, monkeypatch, encoder, capacity
 ):
     # 20: the store fills up and starts over; 6: no batch fits, none is kept
-    monkeypatch.setattr(network, "CACHE_WORDS", capacity)
+    monkeypatch.setattr(chars, "CACHE_WORDS", capacity)
     tagger = trained_tiny(train__epochs=1, model__char_encoder=encoder)
     reused = make_network(tagger)
     for start in (3, 0, 2, 0):

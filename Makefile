@@ -117,7 +117,7 @@ bench-reference: install
 
 # crftag beside flair 0.15.1 and spaCy 3.8 (benchmarks/peers.py, README's peers table): one
 # CoNLL-2003 training epoch each and the tagging of eng.testb, alternately over ROUNDS rounds
-# (about an hour on 2 cores). The peers go into their own venv, PEERS_VENV, never crftag's:
+# (flair's epochs take longest). The peers go into their own venv, PEERS_VENV, never crftag's:
 # torch's CPU build first, so pip cannot pull a CUDA build. RECORD=1 writes
 # benchmarks/results/peers.json (else runs/bench/); SENTENCES=N checks the path on a cut corpus.
 PEERS_VENV ?= .venv-peers

@@ -25,8 +25,8 @@ then the other way round in the next round), so a slow spell of a shared machine
   the tags written (crftag's through its Python API, `crftag.load("en-ner").tag`).
 
 Figures are the medians over rounds; the ratios are crftag's against each peer. The JSON goes
-to runs/bench/peers.json, or with --record to benchmarks/results/peers.json, which README.md
-quotes. `--sentences N` takes the first N sentences of each file instead of the whole
+to runs/bench/peers.json, or with --record to benchmarks/results/peers.json, and the run
+prints README.md's table of it (readme_table), which README quotes from the recorded file. `--sentences N` takes the first N sentences of each file instead of the whole
 corpus: a check that every step runs, in minutes, whose figures are not the benchmark's (it
 cannot be recorded). The steps of each tool run this same file (`peers.py flair-train ...`, in
 .venv-peers for the peers): they import only the standard library and that tool.
@@ -527,20 +527,33 @@ def main() -> None:
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(report, handle, indent=2)
         handle.write("\n")
-    print_table(report)
+    print(readme_table(report))
     print(f"written to {os.path.relpath(path, ROOT)}", file=sys.stderr)
 
 
-def print_table(report: dict) -> None:
-    tools, ratios = report["tools"], report["ratios"]
-    print(f"{'':34}{'crftag':>10}{'flair':>10}{'spaCy':>10}")
-    for label, key in (
-        ("training, tokens/s", "training_tokens_per_s"),
-        ("tagging after load, tokens/s", "tagging_tokens_per_s_after_load"),
-        ("tagging, whole command, s", "tagging_command_s"),
+def readme_table(report: dict) -> str:
+    """README.md's peers table from a report: each tool's figures, and beside each peer's,
+    crftag's as a multiple of it."""
+    tools, ratios, versions = report["tools"], report["ratios"], report["versions"]
+    header = f"| | crftag | flair {versions['flair']} | spaCy {versions['spacy']} |"
+    rows = [header, "|---|---|---|---|"]
+    for label, key, measure in (
+        (
+            "training: one CoNLL-2003 epoch, whole command, tokens/s",
+            "training_tokens_per_s",
+            "training",
+        ),
+        ("tagging eng.testb after load, tokens/s", "tagging_tokens_per_s_after_load", "tagging"),
     ):
-        print(f"{label:34}" + "".join(f"{tools[tool][key]:>10,.1f}" for tool in TOOLS))
-    print("crftag's ratios: " + ", ".join(f"{name} {value:.2f}x" for name, value in ratios.items()))
+        cells = [f"{tools['crftag'][key]:,.0f}"]
+        for peer in ("flair", "spacy"):
+            only = "NER only; " if peer == "spacy" and measure == "tagging" else ""
+            ratio = ratios[f"{measure}_{peer}"]
+            cells.append(f"{tools[peer][key]:,.0f} ({only}crftag {ratio:.2f}x)")
+        rows.append(f"| {label} | " + " | ".join(cells) + " |")
+    commands = [f"{tools[tool]['tagging_command_s']:.2f} s" for tool in TOOLS]
+    rows.append("| tagging eng.testb, whole command | " + " | ".join(commands) + " |")
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":

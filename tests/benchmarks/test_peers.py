@@ -60,3 +60,36 @@ def test_ratios_are_crftag_against_each_peer_from_the_medians(peers):
         "tagging_flair": True,
         "tagging_spacy": False,
     }
+
+
+def test_the_readme_table_gives_each_figure_and_crftag_as_a_multiple(peers):
+    def tool(training, tagging, command):
+        return {
+            "training_tokens_per_s": training,
+            "tagging_tokens_per_s_after_load": tagging,
+            "tagging_command_s": command,
+        }
+
+    report = {
+        "versions": {"flair": "0.15.1", "spacy": "3.8.18"},
+        "tools": {
+            "crftag": tool(7685.2, 33866.4, 1.234),
+            "flair": tool(676.0, 3833.0, 25.05),
+            "spacy": tool(2028.4, 6379.0, 9.3),
+        },
+        "ratios": {
+            "training_flair": 11.369,
+            "training_spacy": 3.789,
+            "tagging_flair": 8.835,
+            "tagging_spacy": 5.309,
+        },
+    }
+    assert peers.readme_table(report).splitlines() == [
+        "| | crftag | flair 0.15.1 | spaCy 3.8.18 |",
+        "|---|---|---|---|",
+        "| training: one CoNLL-2003 epoch, whole command, tokens/s | 7,685 | 676 (crftag 11.37x) "
+        "| 2,028 (crftag 3.79x) |",
+        "| tagging eng.testb after load, tokens/s | 33,866 | 3,833 (crftag 8.84x) "
+        "| 6,379 (NER only; crftag 5.31x) |",
+        "| tagging eng.testb, whole command | 1.23 s | 25.05 s | 9.30 s |",
+    ]

@@ -65,8 +65,10 @@ def test_crf_on_the_gpu_equals_the_cpu(length):
         rtol=1e-5,
         atol=1e-3,
     )
+    # Probabilities from float32 sums of up to 300 steps whose log Z is in the thousands: equal
+    # to a ten-thousandth.
     torch.testing.assert_close(
-        on_gpu.marginals(*gpu_inputs).cpu(), crf.marginals(emissions, mask), rtol=1e-4, atol=1e-5
+        on_gpu.marginals(*gpu_inputs).cpu(), crf.marginals(emissions, mask), rtol=0, atol=1e-4
     )
     gpu_tags, gpu_scores = on_gpu.decode(*gpu_inputs)
     _, cpu_scores = crf.decode(emissions, mask)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
@@ -83,6 +84,7 @@ def pretrain(
     uninterrupted run gives.
     """
     from crftag.cli.outputs import refuse_input_as_output
+    from crftag.data.paths import check_regular_file
     from crftag.nn.devices import resolve_device
     from crftag.training.checks import check_output_dir
     from crftag.training.pretrain import PretrainSettings, resume_pretraining
@@ -93,6 +95,9 @@ def pretrain(
         raise CrftagError("--resume continues with its own text and settings: give no TEXT or -o")
     if resume is None and not (texts and output):
         raise CrftagError("pretrain needs TEXT files and -o DIR (or --resume DIR)")
+    for text in texts or []:  # a FIFO would block the reading, deaf to Ctrl-C and SIGTERM
+        if os.path.lexists(text):
+            check_regular_file(text)
     refuse_input_as_output([output], texts or [])
     check_output_dir(resume or output)  # before any work, not when the models are saved
     chosen = resolve_device(device.value)

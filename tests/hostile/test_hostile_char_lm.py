@@ -2,6 +2,7 @@
 file, a run directory. Each is one line naming the folder, before any training, and the folder
 is left as it was."""
 
+import os
 import shutil
 
 import pytest
@@ -50,3 +51,10 @@ def test_a_char_lm_that_is_not_a_char_lm_folder_is_one_line(
     elif kind == "a file":
         target.write_text("not a folder\n")
     assert_refused(train_with_char_lm(invoke, tiny_args, tmp_path, target), target)
+
+
+def test_a_fifo_as_the_char_lm_file_is_refused_not_waited_on(invoke, tiny_args, tmp_path, no_hang):
+    folder = tmp_path / "lm"
+    folder.mkdir()
+    os.mkfifo(folder / "char_lm.pt")
+    assert_refused(train_with_char_lm(invoke, tiny_args, tmp_path, folder), folder)

@@ -2,6 +2,7 @@
 file (and its line), before any training, and the file is left as it was; a BOM is read."""
 
 import gzip
+import os
 
 import pytest
 from hostile_files import PNG, assert_refused, assert_training_refuses, flipped, truncated
@@ -49,3 +50,9 @@ def test_a_dictionary_with_a_bom_reads_as_without(tmp_path):
     without.write_bytes(b"Berlin\nNew York\n")
     read = read_lexicons({"LOC": str(with_bom)}), read_lexicons({"LOC": str(without)})
     assert read[0].to_state() == read[1].to_state()
+
+
+def test_a_fifo_as_a_dictionary_is_refused_not_waited_on(invoke, tiny_args, tmp_path, no_hang):
+    fifo = tmp_path / "places.txt"
+    os.mkfifo(fifo)
+    assert_refused(train_with(invoke, tiny_args, tmp_path, fifo), fifo, "FIFO")

@@ -129,3 +129,10 @@ def test_sigterm_mid_run_then_resume_finishes_the_pretraining(invoke, tmp_path):
     assert resumed.status == 0, resumed.stderr
     assert (folder / "char_lm.pt").exists() and not (folder / "resume.pt").exists()
     assert text.read_bytes() == LINES
+
+
+def test_a_fifo_as_the_text_is_refused_not_waited_on(invoke, tmp_path, no_hang):
+    fifo = tmp_path / "text.txt"
+    os.mkfifo(fifo)
+    result = invoke(["pretrain", str(fifo), "-o", str(tmp_path / "lm"), *TINY])
+    assert_refused(result, fifo, "a FIFO (named pipe), expected a regular file")

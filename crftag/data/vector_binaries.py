@@ -67,14 +67,22 @@ class _Reader:
         self.stream = stream
         self.offset = 0  # bytes consumed by the caller
         self.buffer = b""
+        self.start = 0  # the first byte of ``buffer`` not consumed: moved, never sliced off,
+        # so a read costs its own size, not the buffer's
 
     def error(self, message: str) -> CrftagError:
         return CrftagError(f"{self.path}: byte {self.offset}: {message}")
 
     def _fill(self, size: int, what: str) -> None:
-        while len(self.buffer) < size:
+        """At least ``size`` unconsumed bytes in the buffer, unless the data ends first."""
+        if len(self.buffer) - self.start >= size:
+            return
+        self.buffer, self.start = self.buffer[self.start :], 0
+        chunks = [self.buffer]
+        held = len(self.buffer)
+        while held < size:
             try:
-                chunk = self.stream.read(max(_CHUNK, size - len(self.buffer)))
+                chunk = self.stream.read(max(_CHUNK, size - held))
             except EOFError:
                 raise self.error(
                     f"the {compression(self.stream)} file ends early (truncated), in {what}"
@@ -84,33 +92,37 @@ class _Reader:
                     f"corrupt {compression(self.stream)} data ({error}), in {what}"
                 ) from None
             if not chunk:
-                return
-            self.buffer += chunk
+                break
+            chunks.append(chunk)
+            held += len(chunk)
+        self.buffer = b"".join(chunks)
 
     def exact(self, size: int, what: str) -> bytes:
         self._fill(size, what)
-        if len(self.buffer) < size:
+        if len(self.buffer) - self.start < size:
             raise self.error(f"the file ends early (truncated), in {what}")
-        data, self.buffer = self.buffer[:size], self.buffer[size:]
+        data = self.buffer[self.start : self.start + size]
+        self.start += size
         self.offset += size
         return data
 
     def until(self, delimiter: bytes, what: str) -> bytes:
         """Bytes up to ``delimiter`` (consumed, not returned)."""
-        start = 0
+        searched = self.start
         while True:
-            found = self.buffer.find(delimiter, start)
+            found = self.buffer.find(delimiter, searched)
             if found >= 0:
-                data = self.buffer[:found]
-                self.buffer = self.buffer[found + 1 :]
-                self.offset += found + 1
+                data = self.buffer[self.start : found]
+                self.offset += found + 1 - self.start
+                self.start = found + 1
                 return data
-            if len(self.buffer) > _MAX_WORD_BYTES:
+            held = len(self.buffer) - self.start
+            if held > _MAX_WORD_BYTES:
                 raise self.error(f"no end of {what} within {_MAX_WORD_BYTES} bytes")
-            start = len(self.buffer)
-            self._fill(len(self.buffer) + 1, what)
-            if len(self.buffer) == start:
+            self._fill(held + 1, what)
+            if len(self.buffer) - self.start == held:
                 raise self.error(f"the file ends early (truncated), in {what}")
+            searched = self.start + held
 
     def remaining(self) -> int | None:
         """The bytes left in a plain (not compressed) file; None for a compressed one."""
@@ -132,7 +144,7 @@ class _Reader:
 
     def at_end_but_white_space(self) -> bool:
         self._fill(64, "the end of the file")
-        return not self.buffer.strip()
+        return not self.buffer[self.start :].strip()
 
     def text(self, data: bytes, what: str) -> str:
         try:

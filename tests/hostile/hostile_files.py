@@ -7,6 +7,8 @@ import os
 import struct
 from pathlib import Path
 
+import pytest
+
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))  # a file of another kind
 
 
@@ -66,6 +68,19 @@ def assert_training_refuses(invoke, options, tmp_path, data, setting, message) -
     assert_refused(result, path, message)
     assert snapshot(path) == before
     assert not (run / "model.pt").exists()
+
+
+def read_only_folder(tmp_path):
+    """A folder this process cannot write in: a folder of mode 0555, or where permissions do
+    not bind (root), one of the kernel's own (sysfs refuses new files even to root)."""
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    if os.access(folder, os.W_OK):
+        folder = "/sys/kernel"
+        if not os.path.isdir(folder):
+            pytest.skip("no folder here refuses this process's writes")
+    return folder
 
 
 def snapshot(*paths: Path) -> dict:

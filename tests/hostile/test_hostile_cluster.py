@@ -7,7 +7,7 @@ import json
 import os
 
 import pytest
-from test_hostile_pretrain import read_only_folder
+from hostile_files import read_only_folder
 
 from crftag.errors import CrftagError
 from crftag.inference import loading

@@ -6,8 +6,7 @@ import os
 import shutil
 
 import pytest
-from hostile_files import assert_refused, snapshot
-from test_hostile_pretrain import read_only_folder
+from hostile_files import assert_refused, read_only_folder, snapshot
 
 DEV = "data/ner_sample.dev.conll"
 

@@ -11,7 +11,15 @@ import sys
 
 import pytest
 import torch
-from hostile_files import DAMAGES, PNG, assert_refused, flipped, snapshot, truncated
+from hostile_files import (
+    DAMAGES,
+    PNG,
+    assert_refused,
+    flipped,
+    read_only_folder,
+    snapshot,
+    truncated,
+)
 
 from crftag.data.lines import MAX_LINE_BYTES
 from crftag.errors import TrainingInterrupted
@@ -46,19 +54,6 @@ def test_the_output_onto_the_text_is_refused(invoke, tmp_path):
     before = snapshot(tmp_path)
     assert_refused(invoke(["pretrain", str(text), "-o", str(text), *TINY]), text)
     assert snapshot(tmp_path) == before
-
-
-def read_only_folder(tmp_path):
-    """A folder this process cannot write in: a folder of mode 0555, or where permissions do
-    not bind (root), one of the kernel's own (sysfs refuses new files even to root)."""
-    folder = tmp_path / "read-only"
-    folder.mkdir()
-    folder.chmod(0o555)
-    if os.access(folder, os.W_OK):
-        folder = "/sys/kernel"
-        if not os.path.isdir(folder):
-            pytest.skip("no folder here refuses this process's writes")
-    return folder
 
 
 def test_a_read_only_destination_is_one_line(invoke, tmp_path):

@@ -98,6 +98,7 @@ class Feature:
     has_values: bool = True  # False: it reads other features' values (casing reads chars)
     per_sentence: bool = True  # False: made for a whole batch (document groups), not encoded
     onnx_refusal: str | None = None  # why the ONNX export cannot take it, if it cannot
+    numpy_refusal: str | None = None  # why the NumPy export cannot take it, if it cannot
     in_every_batch: bool = False  # carried whatever the model (words, characters)
     vocabulary_key: str | None = None  # its own entry of the vocabularies' state, if it checks it
 
@@ -183,7 +184,8 @@ class Feature:
     def numpy_forward(self, weights: Mapping[str, np.ndarray], model: Mapping, vocabularies):
         """A function ``(inputs, packing, threads) -> (N, D)`` float32, the feature's vectors
         of the packed real tokens, ``inputs`` a batch's :meth:`arrays` by feature name; built
-        once from the export's arrays (as the torch state dict names them)."""
+        once from the export's arrays (as the torch state dict names them). A feature the
+        NumPy export cannot take says why in :attr:`numpy_refusal` instead."""
         raise NotImplementedError
 
     def numpy_states(self, states: np.ndarray, block: np.ndarray, inputs: Mapping, packing):

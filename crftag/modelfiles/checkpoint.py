@@ -9,6 +9,7 @@ checkpoint intact.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pickle
@@ -23,6 +24,7 @@ from crftag.config.sections import Config
 from crftag.data.atomic import atomic_output
 from crftag.data.vocab import Vocabularies
 from crftag.errors import CrftagError
+from crftag.features.registry import active_features
 from crftag.modelfiles.checkpoint_schema import (
     check_export,
     check_payload,
@@ -120,6 +122,9 @@ def export_arrays(
     layer as int8 with one scale per row, the layers torch's dynamic quantization covers;
     ``int8_embeddings`` the word embedding table too (most of the file). The runtime
     dequantizes them on loading, so int8 makes the file smaller, not the tagging faster."""
+    for feature in active_features(dataclasses.asdict(loaded.config.model)):
+        if feature.numpy_refusal is not None:
+            raise CrftagError(f"{feature.key}: the NumPy export {feature.numpy_refusal}")
     payload, weights = exported_arrays(path, loaded)
     quantized = []
     if int8:

@@ -167,8 +167,9 @@ class BiLSTMCRF(CRFTagger):
             config.num_layers,
             config.dropout,
         )
-        # Read by the inference tagger: whether batches must hold whole documents.
-        self.document_context = config.document_context
+        # Read by the inference tagger: batches must hold whole documents for a feature made
+        # over a whole batch (document context).
+        self.document_context = any(not f.per_sentence for f in self.states_features)
         beside = sum(feature.width(model, states) for feature in self.states_features)
         projected = self.encoder.output_size * (1 + beside)
         # Lample et al.'s tanh layer: the states, and the columns beside them, meet in a

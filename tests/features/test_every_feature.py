@@ -60,6 +60,20 @@ def test_torch_and_numpy_give_the_same_tags(every_feature, tmp_path):
     assert len({tag for row in expected for tag in row}) > 1  # a trained model, not a constant
 
 
+def test_a_feature_the_numpy_export_cannot_take_is_refused_in_one_line(
+    every_feature, tmp_path, monkeypatch
+):
+    """No registered feature refuses the NumPy export yet: one made to, here, is named."""
+    from crftag.features.registry import feature_named
+
+    lexicon = feature_named("lexicon")
+    monkeypatch.setattr(lexicon, "numpy_refusal", "takes no dictionaries")
+    with pytest.raises(CrftagError) as raised:
+        export_arrays(str(tmp_path / "m.npz"), every_feature.loaded)
+    assert str(raised.value) == "model.lexicons: the NumPy export takes no dictionaries"
+    assert not (tmp_path / "m.npz").exists()
+
+
 def test_onnx_refuses_each_feature_it_cannot_take_in_one_line(every_feature, tmp_path):
     pytest.importorskip("onnx")
     from crftag.modelfiles.onnx_export import onnx_model

@@ -25,6 +25,7 @@ from crftag.data.align import MISALIGNED_POLICIES
 from crftag.data.conll import ColumnSpec, Sentence, detect_format
 from crftag.data.labelled import ANNOTATION_FORMATS, COLUMN_FORMATS, read_labelled
 from crftag.data.partial import refuse_unknown
+from crftag.data.subwords import POOLINGS
 from crftag.errors import CrftagError
 
 __all__ = [
@@ -65,6 +66,7 @@ MAX_COLUMN = 1000  # column indices, from either end
 MAX_EPOCHS = 100_000  # also of the epoch counts patience and average_from
 MAX_BATCH = 10_000
 MAX_SEED = 2**32 - 1  # what numpy's and CUDA's generators take
+MAX_ENCODER = 256  # a pretrained encoder's layers, its embeddings' output included
 MAX_DROPOUT = 0.95  # beyond, each unit survives so rarely that training only sees noise
 
 
@@ -205,7 +207,12 @@ class ModelConfig:
         "numeric, ...); 0 = none. For lower-cased word vectors such as GloVe's.",
         maximum=MAX_WIDTH,
     )
-    hidden_size: int = _key(200, "Word BiLSTM units per direction.", minimum=1, maximum=MAX_WIDTH)
+    hidden_size: int = _key(
+        200,
+        "Word BiLSTM units per direction; 0: no BiLSTM, the tag scores straight from the word "
+        "features (with `model.transformer`: a CRF on the encoder).",
+        maximum=MAX_WIDTH,
+    )
     num_layers: int = _key(1, "Word BiLSTM layers.", minimum=1, maximum=MAX_LAYERS)
     dropout: float = _key(
         0.5,
@@ -241,6 +248,22 @@ class ModelConfig:
         "73.83 BTC, 90.13 vs 90.96 CoNLL-2003; docs/your-data.md): a `crftag pretrain` directory.",
     )
     char_lm_finetune: bool = _key(False, "Train `char_lm`'s models too (default: kept as is).")
+    transformer: str | None = _key(
+        None,
+        "A Hugging Face encoder's folder, else a model name in the local cache (never "
+        "downloaded): its word representations join the features (docs/transformer.md).",
+    )
+    transformer_layers: int = _key(
+        1, "1: its last layer; N: a learned mix of its last N.", minimum=1, maximum=MAX_ENCODER
+    )
+    transformer_pooling: str = _key(
+        "first", "A word's first subword, or their mean.", choices=POOLINGS
+    )
+    transformer_finetune: bool = _key(False, "Train the encoder too (default: frozen, cached).")
+    transformer_lr_scale: float = _key(0.01, "Fine-tuned: its rate over `train.lr`.", maximum=100)
+    transformer_max_length: int | None = _key(
+        None, "Subwords a window holds; null: the encoder's own.", minimum=4, maximum=1 << 20
+    )
 
 
 @dataclass(frozen=True)
@@ -383,6 +406,15 @@ class ConfigSource:
         return build(Config, raw, self.path, list(self.errors))
 
 
+def _transformer_folder(base: str, model: dict) -> dict:
+    """The model section with ``transformer`` a folder relative to the config file where one
+    is there; else as written, a name of the Hugging Face cache."""
+    name = model.get("transformer")
+    if isinstance(name, str) and os.path.isdir(relative_to(base, name)):
+        return {**model, "transformer": relative_to(base, name)}
+    return model
+
+
 def read_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> ConfigSource:
     """``path`` read (its paths made relative to its folder) and ``overrides`` applied."""
     raw, errors = read_yaml_file(path)
@@ -397,6 +429,8 @@ def read_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Confi
                 key: relative_to(base, value) if key in keys else value
                 for key, value in values.items()
             }
+    if isinstance(raw.get("model"), dict):
+        raw["model"] = _transformer_folder(base, raw["model"])
     for override in overrides:
         problem = apply_override(raw, override)
         if problem is not None:

@@ -15,6 +15,7 @@ from typing import TypeVar
 
 from crftag.data.char_codes import CharCodes
 from crftag.data.lexicons import Lexicons
+from crftag.data.subwords import EncoderFiles
 
 __all__ = ["PAD", "UNK", "Vocabularies", "Vocabulary", "look_up", "normalize_word"]
 
@@ -152,6 +153,7 @@ class Vocabularies:
     max_word_chars: int = 64
     lexicons: Lexicons | None = None  # ``model.lexicons``' entries, matched as token features
     char_lm: CharCodes | None = None  # the characters ``model.char_lm``'s models read
+    transformer: EncoderFiles | None = None  # ``model.transformer``'s config and tokenizer
 
     def word_key(self, word: str) -> str:
         return normalize_word(
@@ -177,6 +179,8 @@ class Vocabularies:
             state["lexicons"] = self.lexicons.to_state()
         if self.char_lm is not None:
             state["char_lm"] = self.char_lm.to_state()
+        if self.transformer is not None:
+            state["transformer"] = self.transformer.to_state()
         return state
 
     @classmethod
@@ -192,4 +196,7 @@ class Vocabularies:
             max_word_chars=int(state.get("max_word_chars", 64)),
             lexicons=Lexicons.from_state(state["lexicons"]) if "lexicons" in state else None,
             char_lm=CharCodes.from_state(state["char_lm"]) if "char_lm" in state else None,
+            transformer=(
+                EncoderFiles.from_state(state["transformer"]) if "transformer" in state else None
+            ),
         )

@@ -14,6 +14,7 @@ from crftag.features.chars import Chars
 from crftag.features.document import DocumentContext
 from crftag.features.hashed import Hashed
 from crftag.features.lexicon import Lexicon
+from crftag.features.transformer import Transformer
 from crftag.features.words import Words
 
 __all__ = ["FEATURES", "active_features", "carried_features", "feature_named"]
@@ -24,6 +25,7 @@ FEATURES: tuple[Feature, ...] = (
     Casing(),
     Lexicon(),
     CharLM(),
+    Transformer(),
     DocumentContext(),
     Hashed(),
 )

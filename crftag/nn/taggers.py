@@ -161,17 +161,16 @@ class BiLSTMCRF(CRFTagger):
         self.dropout = (
             LockedDropout(config.dropout) if config.locked_dropout else Dropout(config.dropout)
         )
-        self.encoder = WordBiLSTM(
-            sum(feature.width(model, states) for feature in self.input_features),
-            config.hidden_size,
-            config.num_layers,
-            config.dropout,
-        )
+        width = sum(feature.width(model, states) for feature in self.input_features)
+        self.encoder = None  # hidden_size 0: the tag scores straight from the word features
+        if config.hidden_size:
+            self.encoder = WordBiLSTM(width, config.hidden_size, config.num_layers, config.dropout)
+            width = self.encoder.output_size
         # Read by the inference tagger: batches must hold whole documents for a feature made
         # over a whole batch (document context).
         self.document_context = any(not f.per_sentence for f in self.states_features)
         beside = sum(feature.width(model, states) for feature in self.states_features)
-        projected = self.encoder.output_size * (1 + beside)
+        projected = width * (1 + beside)
         # Lample et al.'s tanh layer: the states, and the columns beside them, meet in a
         # nonlinearity before the tag scores rather than adding up linearly.
         self.hidden = None
@@ -188,7 +187,9 @@ class BiLSTMCRF(CRFTagger):
             _check_carried(feature, batch)
             vectors.append(feature.torch_forward(getattr(self, feature.module_name), batch))
         features = torch.cat(vectors, dim=2) if len(vectors) > 1 else vectors[0]  # (B, T, D)
-        encoded = self.encoder(self.dropout(features), batch.lengths)  # (B, T, 2H)
+        encoded = features  # (B, T, D) with hidden_size 0, else the BiLSTM's (B, T, 2H)
+        if self.encoder is not None:
+            encoded = self.encoder(self.dropout(features), batch.lengths)
         beside = []
         for feature in self.states_features:
             _check_carried(feature, batch)

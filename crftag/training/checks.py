@@ -219,11 +219,17 @@ def check_model_settings(config: Config) -> None:
         # Settings that work on the BiLSTM's inputs and states, which the features encoder does
         # not have.
         names = ("document_context", "hidden_layer", "locked_dropout", "lexicons", "char_lm")
+        names += ("transformer",)
         for name in names:
             if getattr(config.model, name):
                 raise CrftagError(
                     f"model.{name} needs the BiLSTM encoder: remove it or set model.encoder: bilstm"
                 )
+    if config.model.hidden_size == 0 and config.model.transformer is None:
+        raise CrftagError(
+            "model.hidden_size: 0 (no BiLSTM) is for a CRF on model.transformer; set one, or "
+            "hidden_size of 1 or more"
+        )
     if config.model.embeddings is not None:
         if config.model.encoder == "features":
             raise CrftagError(

@@ -25,6 +25,7 @@ from crftag.data.schemes import detect_scheme, is_span_tagset
 from crftag.data.vocab import Vocabularies, Vocabulary
 from crftag.errors import CrftagError
 from crftag.modelfiles.char_lm_files import load_char_lm, pretrained_codes
+from crftag.nn.transformer import load_encoder_files
 
 __all__ = [
     "TrainingSet",
@@ -158,6 +159,10 @@ def build_vocabularies(
         char_lm=None
         if config.model.char_lm is None
         else pretrained_codes(load_char_lm(config.model.char_lm, "model.char_lm")),
+        # With train.init_from the encoder's files are the base model's own.
+        transformer=None
+        if config.model.transformer is None or config.train.init_from is not None
+        else load_encoder_files(config.model.transformer),
     )
     for sentence in sentences:
         words.update(vocabularies.word_key(token) for token in sentence.tokens)

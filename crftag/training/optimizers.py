@@ -23,17 +23,25 @@ __all__ = ["SparseSGD", "learning_rate", "make_optimizer", "set_learning_rate"]
 
 def make_optimizer(config: Config, model: torch.nn.Module) -> torch.optim.Optimizer:
     """The optimizer of ``config.train`` over the model's trained parameters. With
-    ``train.embedding_lr_scale`` the word embeddings are a parameter group of their own, whose
-    ``lr_scale`` :func:`set_learning_rate` applies."""
+    ``train.embedding_lr_scale`` the word embeddings, and a fine-tuned ``model.transformer``
+    (``model.transformer_lr_scale``), are parameter groups of their own, whose ``lr_scale``
+    :func:`set_learning_rate` applies."""
     settings = config.train
     parameters = [p for p in model.parameters() if p.requires_grad]
     if config.model.encoder == "features":
         return SparseSGD(parameters, lr=settings.lr, weight_decay=settings.weight_decay)
+    scaled = []  # (parameters, their lr_scale)
     embedding = model.word_embedding.weight
     if settings.embedding_lr_scale != 1.0 and embedding.requires_grad:
+        scaled.append(([embedding], settings.embedding_lr_scale))
+    if config.model.transformer is not None and config.model.transformer_finetune:
+        encoder = list(model.transformer.encoder.parameters())
+        scaled.append((encoder, config.model.transformer_lr_scale))
+    if scaled:
+        taken = {id(p) for group, _ in scaled for p in group}
         parameters = [
-            {"params": [p for p in parameters if p is not embedding], "lr_scale": 1.0},
-            {"params": [embedding], "lr_scale": settings.embedding_lr_scale},
+            {"params": [p for p in parameters if id(p) not in taken], "lr_scale": 1.0},
+            *({"params": group, "lr_scale": scale} for group, scale in scaled),
         ]
     if settings.optimizer == "adam":
         kind, options = torch.optim.Adam, {"lr": settings.lr, "weight_decay": settings.weight_decay}

@@ -19,6 +19,7 @@ from crftag.modelfiles.char_lm_files import load_char_lm
 from crftag.modelfiles.checkpoint import LoadedModel
 from crftag.nn.encoders import use_fast_training
 from crftag.nn.taggers import CRFTagger, build_model
+from crftag.nn.transformer import load_encoder_weights
 from crftag.training.averaging import WeightAverage
 from crftag.training.checks import check_model_size
 from crftag.training.corpus import (
@@ -123,6 +124,8 @@ def start_run(
     if config.model.char_lm is not None and resume is None:
         pretrained = load_char_lm(config.model.char_lm, "model.char_lm")
         model.char_lm.load_state_dict(pretrained.models.state_dict())
+    if config.model.transformer is not None and resume is None and base is None:
+        model.transformer.encoder.load_state_dict(load_encoder_weights(config.model.transformer))
     if embeddings is not None:
         initialise_embeddings(model, vocabularies, embeddings)
     if base is not None:
@@ -152,6 +155,10 @@ def start_run(
     run.state.batch_order_state = run.batch_order.getstate()
     if resume is not None:
         _restore(run, resume)
+    if config.model.transformer is not None and not config.model.transformer_finetune:
+        # The frozen encoder's states of every distinct training sentence, once for all epochs.
+        sentences = [sentence.tokens for sentence in training.sentences]
+        model.transformer.extract(sentences, show_progress=show_progress and group.main)
     # Buffers (the fixed embedding rows) never change in training: sent once here, rather than
     # by DistributedDataParallel before every forward.
     group.broadcast_tensors(list(model.buffers()))

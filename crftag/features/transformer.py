@@ -1,0 +1,103 @@
+"""A pretrained encoder's word representations (``model.transformer``): a Hugging Face model's
+states of each word's subwords, pooled, from its last layer or a learned scalar mix of its last
+N (:class:`crftag.nn.transformer.TransformerWords`); docs/transformer.md.
+
+Its values: each sentence's tokens, which the encoder's own tokenizer splits; frozen, they are
+also the key of the cache of the encoder's states, so a sentence that augmentation changed is
+read afresh. The encoder's config and tokenizer files are kept in the vocabularies
+(``vocabularies.transformer``), its weights under ``transformer.encoder.``, so a model file
+needs nothing but the ``transformers`` package. The NumPy runtime and the ONNX graph refuse it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from crftag.errors import CrftagError
+from crftag.features.base import Feature, Shapes, TextBatch
+
+__all__ = ["Transformer"]
+
+Tokens = tuple[str, ...]
+MAX_FILE_CHARS = 1 << 28  # the tokenizer's files in all: a large vocabulary's tokenizer.json
+_REFUSAL = "takes no pretrained transformer; tag with the model itself (model.pt)"
+
+
+class Transformer(Feature):
+    name = "transformer"
+    module_name = "transformer"
+    key = "model.transformer"
+    vocabulary_key = "transformer"
+    onnx_refusal = _REFUSAL
+    numpy_refusal = _REFUSAL
+
+    def active(self, model: Mapping) -> bool:
+        return bool(model.get("transformer"))
+
+    def encodes(self, vocabularies) -> bool:
+        return vocabularies.transformer is not None
+
+    def encode(self, text: TextBatch) -> Tokens:
+        return tuple(text.sentences[0])
+
+    def collate(self, values: Sequence[Tokens], length: int) -> list[Tokens]:
+        return list(values)
+
+    def arrays(self, text: TextBatch) -> list[Tokens]:
+        return [tuple(tokens) for tokens in text.sentences]
+
+    def tensors(self, arrays: list[Tokens]) -> list[Tokens]:
+        return arrays
+
+    def to(self, value: list[Tokens], device) -> list[Tokens]:
+        return value  # the module tokenizes and moves its own tensors
+
+    def check_vocabularies(self, state: Mapping, model: Mapping) -> None:
+        """The encoder's config (a mapping) and its tokenizer's files (names to strings,
+        bounded in all), for a model with ``model.transformer`` only."""
+        where = "vocabularies.transformer"
+        files = state.get("transformer")
+        if files is None:
+            if self.active(model):
+                raise ValueError(f"{where}: missing, and {self.key} needs it")
+            return
+        if not isinstance(files, dict) or not isinstance(files.get("config"), dict):
+            raise ValueError(f"{where}: expected the encoder's config and tokenizer files")
+        tokenizer = files.get("tokenizer")
+        if not isinstance(tokenizer, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in tokenizer.items()
+        ):
+            raise ValueError(f"{where}.tokenizer: expected file names and their text")
+        if sum(len(k) + len(v) for k, v in tokenizer.items()) > MAX_FILE_CHARS:
+            raise ValueError(f"{where}.tokenizer: larger than {MAX_FILE_CHARS:,} characters")
+
+    def shapes(self, model: Mapping, vocabularies: Mapping) -> Shapes:
+        raise ValueError(f"{self.key}: an export {_REFUSAL}")
+
+    def width(self, model: Mapping, vocabularies: Mapping) -> int:
+        files = vocabularies.get("transformer")
+        if files is None:  # a skeleton sized before the encoder is read counts no encoder
+            return 0
+        size = (files.get("config") or {}).get("hidden_size")
+        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+            raise ValueError("vocabularies.transformer.config: no hidden_size")
+        return size
+
+    def torch_module(self, config, vocabularies):
+        from crftag.nn.transformer import TransformerWords
+
+        if vocabularies.transformer is None:
+            return None  # the skeleton of a size check, before the encoder is read
+        return TransformerWords(
+            vocabularies.transformer,
+            layers=config.transformer_layers,
+            pooling=config.transformer_pooling,
+            finetune=config.transformer_finetune,
+            max_length=config.transformer_max_length,
+        )
+
+    def torch_forward(self, module, batch):
+        return module(batch.transformer)  # (B, T, D)
+
+    def numpy_forward(self, weights, model, vocabularies):
+        raise CrftagError(f"{self.key}: the NumPy runtime {_REFUSAL}")  # numpy_refusal stops it

@@ -91,9 +91,9 @@ class Feature:
     """One input of a tagger. Subclasses set the class attributes and override what their
     stage needs; a method left as it is here raises (a bug, not a user's mistake)."""
 
-    name: str  # the batch's field (``batch.lexicon``)
+    name: str  # the batch's field (``batch.words``)
     module_name: str | None = None  # the torch module's attribute and state-dict prefix
-    key: str  # the config key that turns it on, as messages name it ("model.lexicons")
+    key: str  # the config key that turns it on, as messages name it ("model.word_dim")
     stage: str = INPUT
     has_values: bool = True  # False: it reads other features' values (casing reads chars)
     per_sentence: bool = True  # False: made for a whole batch (document groups), not encoded

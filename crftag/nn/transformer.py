@@ -63,20 +63,37 @@ def import_transformers(key: str = "model.transformer"):
 
 def _model_folder(name: str, key: str) -> str:
     """The folder of ``name``: itself if it is one, else its snapshot in the local Hugging Face
-    cache; else a one-line error saying where crftag looked."""
+    cache, found on disk alone; else a one-line error saying where crftag looked."""
     if os.path.isdir(name):
         return name
     import_transformers(key)
-    from huggingface_hub import constants, snapshot_download
+    from huggingface_hub import constants
 
-    try:
-        return snapshot_download(name, local_files_only=True)
-    except Exception:  # noqa: BLE001 - not cached, or not a valid name: both mean "not found"
+    cache = constants.HF_HUB_CACHE
+    snapshot = _cached_snapshot(cache, name)
+    if snapshot is None:
         raise CrftagError(
             f"{key}: no model folder {os.path.abspath(name)} and no {name!r} in the Hugging "
-            f"Face cache {constants.HF_HUB_CACHE}; crftag never downloads: give a folder "
-            "written by save_pretrained"
-        ) from None
+            f"Face cache {cache}; crftag never downloads: give a folder written by "
+            "save_pretrained"
+        )
+    return snapshot
+
+
+def _cached_snapshot(cache: str, name: str) -> str | None:
+    """The cache's snapshot folder of model ``name`` (``ORG/NAME``), as the Hugging Face hub
+    lays it out: ``models--ORG--NAME/snapshots/REVISION``, the revision ``refs/main`` names
+    (else the only one there); None if it is not cached."""
+    repository = os.path.join(cache, "models--" + name.replace("/", "--"))
+    snapshots = os.path.join(repository, "snapshots")
+    try:
+        with open(os.path.join(repository, "refs", "main"), encoding="utf-8") as stream:
+            chosen = [stream.read().strip()]
+    except OSError:
+        chosen = os.listdir(snapshots) if os.path.isdir(snapshots) else []
+    folders = [os.path.join(snapshots, revision) for revision in chosen if revision]
+    found = [folder for folder in folders if os.path.isdir(folder)]
+    return found[0] if len(found) == 1 else None
 
 
 def load_encoder_files(name: str, key: str = "model.transformer") -> EncoderFiles:

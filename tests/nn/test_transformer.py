@@ -152,6 +152,21 @@ def test_without_the_extra_a_one_line_error(monkeypatch):
     )
 
 
+def test_a_model_name_is_found_in_the_local_cache_alone(tmp_path, pretrained, monkeypatch):
+    from huggingface_hub import constants
+
+    folder = save_tiny_bert(tmp_path / "saved")
+    snapshot = tmp_path / "hub" / "models--org--tiny-bert" / "snapshots" / "0123abc"
+    snapshot.parent.mkdir(parents=True)
+    folder.rename(snapshot)
+    (snapshot.parents[1] / "refs").mkdir()
+    (snapshot.parents[1] / "refs" / "main").write_text("0123abc")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    found = load_encoder_files("org/tiny-bert")
+    assert found.config["_name_or_path"] == str(snapshot)
+    assert found.tokenizer == pretrained[0].tokenizer
+
+
 def test_a_missing_model_folder_says_where_crftag_looked(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     missing = tmp_path / "no-such-model"

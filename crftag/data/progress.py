@@ -2,9 +2,9 @@
 
 On a terminal it is a tqdm bar redrawn in place. Elsewhere (``crftag train ... 2> log``, a
 batch job) tqdm would turn itself off, and a log would show nothing until the work is done; so
-off a terminal the same bar is written as plain lines, one at each tenth of the work and one
-at least every :data:`LOG_SECONDS` seconds, each with the count done, the rate and the time
-left::
+off a terminal the same bar is written as plain lines, one at each tenth of the work and,
+once the work has run :data:`LOG_SECONDS` seconds, one at least every :data:`LOG_SECONDS`
+seconds, each with the count done, the rate and the time left::
 
     epoch 2: 41% 310/756 [00:20<00:29, 15.20batch/s, loss=0.412]
 """
@@ -88,6 +88,7 @@ def progress_bar(
         file=_Lines(stream),
         disable=False,
         mininterval=LOG_SECONDS,
+        delay=LOG_SECONDS,  # no line for work done sooner, nor before an error found at once
         ascii=True,
         bar_format=_LOG_FORMAT if sized else _LOG_FORMAT_UNSIZED,
         **options,

@@ -49,10 +49,10 @@ def test_in_a_log_file_progress_is_a_line_each_tenth_with_rate_and_time_left(log
     found = [LINE.match(line) for line in lines]
     assert all(found), lines
     counts = [int(match[2]) for match in found]
-    assert counts[0] == 0 and counts[-1] == 57
-    # a line as each tenth is passed, and none between
-    assert [count * 10 // 57 for count in counts] == list(range(11))
-    assert all(match[4] != "?" for match in found[1:])
+    # a line as each tenth is passed, and none between (nor at the start: a short job, or one
+    # that fails at once, leaves its log as it would be without progress)
+    assert [count * 10 // 57 for count in counts] == list(range(1, 11))
+    assert counts[-1] == 57 and all(match[4] != "?" for match in found)
 
 
 def test_in_a_log_file_a_slow_job_writes_a_line_every_log_seconds(log_file, monkeypatch):
@@ -100,5 +100,4 @@ def test_reading_text_vectors_into_a_log_writes_their_progress(log_file, tmp_pat
     with log_file() as read:
         assert len(read_embeddings(str(path), show_progress=True).words) == 10_000
         lines = read().splitlines()
-    assert lines[0].startswith("embeddings: 0% ")
-    assert any(re.match(r"embeddings: [1-9]\d% .*B/s\]$", line) for line in lines), lines
+    assert lines and all(re.match(r"embeddings: \d+% .*B/s\]$", line) for line in lines), lines

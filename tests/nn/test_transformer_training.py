@@ -134,3 +134,13 @@ def test_a_missing_model_folder_is_a_one_line_error(tmp_path, tiny_args, invoke,
     assert result.status == 2 and result.stderr.count("\n") == 1
     assert f"model.transformer: no model folder {missing}" in result.stderr
     assert "Hugging Face cache" in result.stderr
+
+
+def test_no_bilstm_without_an_encoder_is_a_one_line_error(tmp_path, tiny_args, invoke):
+    options = tiny_args(model__hidden_size=0)
+    result = invoke(["train", "configs/sample.yaml", "-o", str(tmp_path), *options])
+    assert result.status == 2
+    assert result.stderr == (
+        "crftag: error: model.hidden_size: 0 (no BiLSTM) is for a CRF on model.transformer; "
+        "set one, or hidden_size of 1 or more\n"
+    )

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from crftag.config.sections import MAX_BUCKETS, SPAN_SCHEMES, TRAIN_SCHEMES, Config
-from crftag.config.sections import MAX_WORD_CHARS_LIMIT as MAX_CHARS
+from crftag.config.keys import MAX_BUCKETS, SPAN_SCHEMES, TRAIN_SCHEMES
+from crftag.config.keys import MAX_WORD_CHARS_LIMIT as MAX_CHARS
+from crftag.config.sections import Config
 from crftag.errors import CrftagError
 from crftag.features.registry import FEATURES
 from crftag.runtime.archive_schema import check_arrays, check_score_range, expected_arrays

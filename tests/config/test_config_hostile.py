@@ -64,7 +64,8 @@ def test_every_mistake_is_reported_at_once(tmp_path):
         "max_word_chars, "
         "casing_dim, hidden_size, num_layers, dropout, locked_dropout, document_context, "
         "hidden_layer, constrained, embeddings, freeze_embeddings, lexicons, char_lm, "
-        "char_lm_finetune)",
+        "char_lm_finetune, transformer, transformer_layers, transformer_pooling, "
+        "transformer_finetune, transformer_lr_scale, transformer_max_length)",
         f"{path}: model.num_layers: expected a value >= 1, got 0",
         f"{path}: train.lr: expected float, got str 'a'",
         f"{path}: train.epochs: expected int, got float inf",

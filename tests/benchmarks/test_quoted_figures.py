@@ -2,6 +2,7 @@
 quotation below is rendered from the result it comes from and must appear, as rendered, in the
 document. A re-run benchmark that moves a figure fails here until the document is updated."""
 
+import importlib.util
 import json
 import os
 
@@ -192,6 +193,15 @@ def _char_lm_speed(speed: dict, index: int) -> str:
 
 
 # (document, result file, what it quotes): each quotation as the document writes it.
+def _peers_table(results: dict) -> str:
+    """README.md's table of crftag beside flair and spaCy, as benchmarks/peers.py renders it."""
+    path = os.path.join(ROOT, "benchmarks", "peers.py")
+    spec = importlib.util.spec_from_file_location("peers", path)
+    peers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(peers)
+    return peers.readme_table(results)
+
+
 QUOTATIONS = [
     ("docs/your-data.md", "char_lm_speed", lambda r: _char_lm_speed(r, 0)),
     ("docs/your-data.md", "char_lm_speed", lambda r: _char_lm_speed(r, 1)),
@@ -199,6 +209,7 @@ QUOTATIONS = [
     ("README.md", "accuracy", lambda r: _seeds(r["results"]["configs/ud_ewt_upos.yaml"])),
     ("README.md", "speed", _readme_start_up),
     ("README.md", "contention", _sample_alone),
+    ("README.md", "peers", _peers_table),
     ("docs/results.md", "accuracy", lambda r: _seeds(r["results"]["configs/conll03.yaml"])),
     ("docs/results.md", "accuracy", lambda r: _seeds(r["results"]["configs/ud_ewt_upos.yaml"])),
     ("docs/results.md", "accuracy", _features),

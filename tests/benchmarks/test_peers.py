@@ -19,19 +19,19 @@ def test_iob1_becomes_iob2_entity_for_entity(peers):
 def test_a_cut_corpus_keeps_its_first_sentences_and_document_starts(peers, tmp_path):
     source = tmp_path / "eng.train"
     source.write_text(
-        "-DOCSTART- -X- O O\n\nEU NNP I-NP I-ORG\nrejects VBZ I-VP O\n\n"
-        "Peter NNP I-NP I-PER\n\n-DOCSTART- -X- O O\n\nBonn NNP I-NP I-LOC\n",
+        "-DOCSTART- -X- O O\n\nAcme NNP I-NP I-ORG\nhires VBZ I-VP O\n\n"
+        "Maria NNP I-NP I-PER\n\n-DOCSTART- -X- O O\n\nLisbon NNP I-NP I-LOC\n",
         encoding="utf-8",
     )
     target = tmp_path / "cut"
-    assert peers.write_subset(str(source), str(target), 2) == [["EU", "rejects"], ["Peter"]]
+    assert peers.write_subset(str(source), str(target), 2) == [["Acme", "hires"], ["Maria"]]
     assert peers.sentence_blocks(str(target)) == [
         ["-DOCSTART- -X- O O"],
-        ["EU NNP I-NP I-ORG", "rejects VBZ I-VP O"],
-        ["Peter NNP I-NP I-PER"],
+        ["Acme NNP I-NP I-ORG", "hires VBZ I-VP O"],
+        ["Maria NNP I-NP I-PER"],
     ]
     whole = peers.write_subset(str(source), str(tmp_path / "whole"), None)
-    assert whole == [["EU", "rejects"], ["Peter"], ["Bonn"]]
+    assert whole == [["Acme", "hires"], ["Maria"], ["Lisbon"]]
 
 
 def test_ratios_are_crftag_against_each_peer_from_the_medians(peers):

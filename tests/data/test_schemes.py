@@ -44,14 +44,14 @@ def test_iob1_file_scores_as_conlleval_by_hand():
     """tests/fixtures/conlleval_iob1.txt: gold is column 4, prediction column 5, both IOB1.
 
     Worked out by hand with conlleval's rules:
-      gold chunks: ORG U.N.; PER Ekeus; LOC Baghdad; PER Peter; PER Paul; PER Mary;
+      gold chunks: ORG Acme; PER Vandeleur; LOC Lisbon; PER Peter; PER Paul; PER Mary;
                    LOC New York; ORG Times -> 8 chunks: 2 ORG, 4 PER, 2 LOC.
-      predicted chunks: ORG U.N.; PER Ekeus; ORG Baghdad; PER "Peter Paul"; PER Mary;
+      predicted chunks: ORG Acme; PER Vandeleur; ORG Lisbon; PER "Peter Paul"; PER Mary;
                        LOC "New York Times"  -> 6 chunks.
-      correct: U.N./ORG, Ekeus/PER, Mary/PER -> 3.
+      correct: Acme/ORG, Vandeleur/PER, Mary/PER -> 3.
       precision 3/6 = 50.00, recall 3/8 = 37.50, F1 = 2*0.5*0.375/0.875 = 42.86.
       per type: PER  p 2/3 r 2/4; ORG p 1/2 r 1/2; LOC p 0/1 r 0/2.
-      token accuracy over 17 tokens (DOCSTART excluded), compared in IOB2: Baghdad wrong;
+      token accuracy over 17 tokens (DOCSTART excluded), compared in IOB2: Lisbon wrong;
       Paul wrong (gold B-PER, predicted I-PER); Times wrong; Mary right (B-PER in both)
       -> 14/17 = 82.35.
     """

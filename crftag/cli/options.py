@@ -23,6 +23,7 @@ __all__ = [
     "OnError",
     "OutputFormat",
     "Probabilities",
+    "MinutesOption",
     "finite",
 ]
 
@@ -43,6 +44,15 @@ def finite(value: float | None) -> float | None:
     if value is not None and not math.isfinite(value):
         raise typer.BadParameter(f"expected a finite number, got {value}")
     return value
+
+
+# A time limit in minutes: `crftag pretrain --time` and `crftag tune --time`.
+MinutesOption = Annotated[
+    float | None,
+    typer.Option(
+        "--time", min=0, callback=finite, help="Stop after this many minutes.", show_default=False
+    ),
+]
 
 
 class DeviceChoice(str, Enum):

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from crftag.cli.options import DeviceChoice, finite
+from crftag.cli.options import DeviceChoice, MinutesOption
 from crftag.errors import CrftagError
 
 __all__ = ["pretrain"]
@@ -63,16 +63,7 @@ def pretrain(
         int, typer.Option("--length", min=1, help="Characters a piece: longer lines are cut.")
     ] = 250,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 1,
-    minutes: Annotated[
-        float | None,
-        typer.Option(
-            "--time",
-            min=0,
-            callback=finite,
-            help="Stop after this many minutes.",
-            show_default=False,
-        ),
-    ] = None,
+    minutes: MinutesOption = None,
     device: Annotated[DeviceChoice, typer.Option(help="Where to train.")] = DeviceChoice.auto,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:

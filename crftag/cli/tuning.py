@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from crftag.cli.options import DeviceChoice, finite
+from crftag.cli.options import DeviceChoice, MinutesOption
 from crftag.cli.outputs import refuse_input_as_output
 from crftag.errors import CrftagError
 
@@ -23,16 +23,7 @@ def tune(
     trials: Annotated[
         int, typer.Option("--trials", min=1, help="Trials in all, earlier runs' included.")
     ] = 20,
-    minutes: Annotated[
-        float | None,
-        typer.Option(
-            "--time",
-            min=0,
-            callback=finite,
-            help="Stop after this many minutes.",
-            show_default=False,
-        ),
-    ] = None,
+    minutes: MinutesOption = None,
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Trials at once.")] = 1,
     overrides: Annotated[
         list[str] | None,

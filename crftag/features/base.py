@@ -105,8 +105,10 @@ class Feature:
     # -- which models have it ------------------------------------------------------------
 
     def active(self, model: Mapping[str, Any]) -> bool:
-        """Whether a model with this config ``model`` section (a dict) has the feature."""
-        raise NotImplementedError
+        """Whether a model with this config ``model`` section (a dict) has the feature: by
+        default, whether its key (``key``, ``model.NAME``) holds anything but null, 0, false
+        or an empty value."""
+        return bool(model.get(self.key.split(".", 1)[1]))
 
     def encodes(self, vocabularies: Vocabularies) -> bool:
         """Whether batches for a model with these vocabularies carry the feature's values

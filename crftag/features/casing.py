@@ -52,9 +52,6 @@ class Casing(Feature):
     key = "model.casing_dim"
     has_values = False
 
-    def active(self, model: Mapping) -> bool:
-        return bool(model["casing_dim"])
-
     def shapes(self, model: Mapping, vocabularies: Mapping) -> Shapes:
         return {"casing.embedding.weight": ((CASING_CLASSES, model["casing_dim"]), "float")}
 

@@ -81,9 +81,6 @@ class CharLM(Feature):
     key = "model.char_lm"
     onnx_refusal = "takes no character language models yet; use --format numpy"
 
-    def active(self, model: Mapping) -> bool:
-        return bool(model.get("char_lm"))
-
     def encodes(self, vocabularies) -> bool:
         return vocabularies.char_lm is not None
 

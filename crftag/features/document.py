@@ -42,9 +42,6 @@ class DocumentContext(Feature):
     stage = STATES
     per_sentence = False
 
-    def active(self, model: Mapping) -> bool:
-        return bool(model.get("document_context"))
-
     def encodes(self, vocabularies) -> bool:
         return True  # whenever a batch is given its documents
 

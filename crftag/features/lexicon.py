@@ -29,9 +29,6 @@ class Lexicon(Feature):
     vocabulary_key = "lexicons"
     onnx_refusal = "takes no dictionaries yet; use --format numpy"
 
-    def active(self, model: Mapping) -> bool:
-        return bool(model.get("lexicons"))
-
     def encodes(self, vocabularies) -> bool:
         return vocabularies.lexicons is not None
 

@@ -31,9 +31,6 @@ class Transformer(Feature):
     onnx_refusal = _REFUSAL
     numpy_refusal = _REFUSAL
 
-    def active(self, model: Mapping) -> bool:
-        return bool(model.get("transformer"))
-
     def encodes(self, vocabularies) -> bool:
         return vocabularies.transformer is not None
 

@@ -13,8 +13,9 @@ def test_the_encoder_rows_change_only_the_encoder_and_the_vectors(load_benchmark
     assert alone["model"] == scratch["model"] | encoder | {"embeddings": None}
     assert alone["vocab"] == scratch["vocab"] | {"embedding_words": 0}
     assert alone["data"] == scratch["data"] and alone["train"] == scratch["train"]
-    tuned = configs["encoder_finetuned"]["model"]
-    assert tuned == configs["encoder"]["model"] | {"transformer_finetune": True}
+    tuned = configs["encoder_finetuned"]
+    assert tuned["model"] == configs["encoder"]["model"] | {"transformer_finetune": True}
+    assert tuned["train"] == scratch["train"] | {"epochs": 8}
     assert "encoder_finetuned" not in your_data.row_configs(
         "btc", str(tmp_path), transformer=str(folder)
     )

@@ -42,7 +42,9 @@ continues the tuning study), so an interrupted benchmark resumes. ``--from-run R
 takes a row from a finished ``crftag train`` run instead of training (only the recorded rows,
 unless ``--rows`` names others): its checkpoint's config must be the row's (file paths compared
 by name only) and its dictionary entries the files', its minutes are its epochs' time, and
-``--commit`` names the commit whose code trained it. Writes runs/bench/your_data.json (with
+``--commit`` names the commit whose code trained it. Each row but ``tune`` also carries
+its training tokens/s (metrics.json) and its tagging tokens/s (``crftag eval`` of the test
+file, timed whole, the load average beside it). Writes runs/bench/your_data.json (with
 ``--record``, benchmarks/results/your_data.json: benchmarks/output.py), one entry per corpus
 (the rows of this run replace theirs, the others are kept), and prints the rows.
 """
@@ -248,6 +250,27 @@ def run_row(row: str, config: dict, out_dir: str, args) -> dict:
     }
 
 
+def speeds(run_dir: str, test_path: str, threads: int) -> dict:
+    """The tokens/s of the run's training (its epochs, from metrics.json) and of tagging its
+    test file with ``crftag eval`` in ``threads`` threads, timed whole (the model's load
+    included), with the machine's load average beside it: the rows run beside other jobs."""
+    with open(os.path.join(run_dir, "metrics.json"), encoding="utf-8") as handle:
+        training = json.load(handle)["tokens_per_second"]
+    argv = CRFTAG + ["eval", "-m", run_dir, test_path, "--json"]
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    load = os.getloadavg()[0]
+    started = time.perf_counter()
+    scored = subprocess.run(argv, check=True, cwd=ROOT, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    tokens = json.loads(scored.stdout.splitlines()[0])["tokens"]
+    return {
+        "train_tokens_per_second": round(training),
+        "tag_tokens_per_second": round(tokens / seconds),
+        "tag_measured": f"crftag eval of the test file, load included, {threads} thread(s), "
+        f"load average {load:.1f}, {datetime.date.today().isoformat()}",
+    }
+
+
 AVERAGES = ("micro", "macro", "weighted")  # metrics.json's entity scores beside the types'
 PATH_KEYS = {
     "data": ("train", "dev", "test"),
@@ -392,6 +415,9 @@ def main() -> None:
                 fail(str(error))
         elif row not in done:
             done[row] = run_row(row, configs[row], out_dir, args) | {"commit": measured_at}
+        if row != "tune" and "tag_tokens_per_second" not in done[row]:
+            run_dir = args.from_run.get(row, os.path.join(out_dir, row))
+            done[row] |= speeds(run_dir, configs[row]["data"]["test"], args.threads)
         with open(done_path, "w", encoding="utf-8") as handle:
             handle.write(json.dumps(done, indent=2) + "\n")
         print(f"{args.corpus} {row}: {done[row]}", flush=True)

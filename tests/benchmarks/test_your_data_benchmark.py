@@ -224,3 +224,16 @@ def test_a_checkout_writes_out_only_the_folders_asked_for(load_benchmark, tmp_pa
     assert not (tmp_path / "sparse/data/b").exists()
     corpora.checkout(source, str(tmp_path / "whole"))
     assert (tmp_path / "whole/data/b/train.tsv").exists()
+
+
+def test_a_row_carries_its_training_and_tagging_speeds(your_data, tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    exported = [sys.executable, "-m", "crftag", "export", "en-ner", str(run_dir / "model.pt")]
+    subprocess.run([*exported, "--format", "checkpoint"], check=True, capture_output=True)
+    (run_dir / "metrics.json").write_text(json.dumps({"tokens_per_second": 1234.6}))
+    test_file = os.path.join(your_data.ROOT, "data", "ner_sample.dev.conll")
+    measured = your_data.speeds(str(run_dir), test_file, threads=1)
+    assert measured["train_tokens_per_second"] == 1235
+    assert measured["tag_tokens_per_second"] > 0
+    assert measured["tag_measured"].startswith("crftag eval of the test file, load included, 1 ")

@@ -260,8 +260,11 @@ def speeds(run_dir: str, test_path: str, threads: int) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     load = os.getloadavg()[0]
     started = time.perf_counter()
-    scored = subprocess.run(argv, check=True, cwd=ROOT, env=env, capture_output=True, text=True)
+    scored = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
+    if scored.returncode != 0:
+        said = (scored.stderr.strip().splitlines() or ["no message"])[-1]
+        raise CrftagError(f"{run_dir}: tagging its test file failed: {said}")
     tokens = json.loads(scored.stdout.splitlines()[0])["tokens"]
     return {
         "train_tokens_per_second": round(training),
@@ -417,7 +420,10 @@ def main() -> None:
             done[row] = run_row(row, configs[row], out_dir, args) | {"commit": measured_at}
         if row != "tune" and "tag_tokens_per_second" not in done[row]:
             run_dir = args.from_run.get(row, os.path.join(out_dir, row))
-            done[row] |= speeds(run_dir, configs[row]["data"]["test"], args.threads)
+            try:
+                done[row] |= speeds(run_dir, configs[row]["data"]["test"], args.threads)
+            except CrftagError as error:
+                fail(str(error))
         with open(done_path, "w", encoding="utf-8") as handle:
             handle.write(json.dumps(done, indent=2) + "\n")
         print(f"{args.corpus} {row}: {done[row]}", flush=True)

@@ -2,6 +2,7 @@
 quotation below is rendered from the result it comes from and must appear, as rendered, in the
 document. A re-run benchmark that moves a figure fails here until the document is updated."""
 
+import functools
 import importlib.util
 import json
 import os
@@ -175,6 +176,22 @@ def _recorded_row(your_data: dict, corpus: str, name: str) -> str:
     )
 
 
+ENCODER_ROWS = {"encoder": "beside GloVe", "encoder_only": "without GloVe"}
+CORPUS_NAMES = {"btc": "BTC", "bc5cdr": "BC5CDR", "conll03": "CoNLL-2003"}
+
+
+def _encoder_row(your_data: dict, corpus: str, name: str) -> str:
+    """docs/results.md's table row of an encoder row, with its training and tagging tokens/s."""
+    row = your_data[corpus]["rows"][name]
+    types = ", ".join(f"{label} {f1:.2f}" for label, f1 in row["test_f1_by_type"].items())
+    test = f"{row['test_f1']:.2f} (P {row['test_precision']:.2f}, R {row['test_recall']:.2f}; "
+    speeds = f"{row['train_tokens_per_second']:,} / {row['tag_tokens_per_second']:,}"
+    return (
+        f"| {CORPUS_NAMES[corpus]}, {ENCODER_ROWS[name]} | {test}{types}) | {row['dev_f1']:.2f} "
+        f"| {row['minutes']:.1f} (epochs only) | {speeds} | `{row['command']}` |"
+    )
+
+
 def _dictionaries_prose(your_data: dict) -> str:
     row = your_data["bc5cdr"]["rows"]["dictionaries"]
     return f"test F1 {_dictionaries_test(your_data)}, dev {row['dev_f1']:.2f}"
@@ -202,6 +219,14 @@ def _peers_table(results: dict) -> str:
     return peers.readme_table(results)
 
 
+ENCODER_RECORDED = [
+    ("btc", "encoder"),
+    ("btc", "encoder_only"),
+    ("bc5cdr", "encoder"),
+    ("bc5cdr", "encoder_only"),
+    ("conll03", "encoder"),
+]
+
 QUOTATIONS = [
     ("docs/your-data.md", "char_lm_speed", lambda r: _char_lm_speed(r, 0)),
     ("docs/your-data.md", "char_lm_speed", lambda r: _char_lm_speed(r, 1)),
@@ -228,6 +253,10 @@ QUOTATIONS = [
     ("docs/results.md", "your_data", lambda results: _recorded_row(results, "conll03", "scratch")),
     ("docs/results.md", "your_data", lambda results: _recorded_row(results, "conll03", "vectors")),
     ("docs/results.md", "your_data", lambda results: _recorded_row(results, "conll03", "char_lm")),
+    *(
+        ("docs/results.md", "your_data", functools.partial(_encoder_row, corpus=c, name=n))
+        for c, n in ENCODER_RECORDED
+    ),
 ]
 
 

@@ -20,7 +20,7 @@ from crftag.data.perturb import perturb_sentences
 from crftag.errors import CrftagError
 from crftag.inference import loading
 from crftag.inference.tagger import Tagger
-from crftag.modelfiles.checkpoint import LoadedModel, save_model
+from crftag.modelfiles.checkpoint import LoadedModel, model_payload, save_model
 from crftag.modelfiles.registry import MODEL_FILE
 from crftag.scoring.evaluate import headline, score_sentences
 from crftag.training.checks import check_config, check_device, check_output_dir
@@ -43,6 +43,7 @@ from crftag.training.state import (
     resume_file,
     save_resume,
 )
+from crftag.training.tagging_task import TaggingTask
 
 __all__ = ["EpochResult", "train", "train_in_memory"]
 
@@ -82,7 +83,6 @@ def train(
             resume_state = None
             if resume:
                 resume_state, config = load_resume(output_dir)
-                _check_history(resume_state["run_state"]["history"], output_dir)
                 config = _check_before_work(config, device, output_dir)
             group, device = join(device)
             try:
@@ -135,6 +135,7 @@ def _train_run(
     stop_requested.defer()
     epochs = fit(
         run,
+        TaggingTask(run),
         evaluate=_dev_evaluation(run, dev),
         save_best=lambda epoch, score: _save_best(run, output_dir, epoch, score),
         save_state=lambda: _save_state(run, output_dir, fingerprint),
@@ -173,6 +174,7 @@ def train_in_memory(
     epochs = list(
         fit(
             run,
+            TaggingTask(run),
             evaluate=_dev_evaluation(run, dev or []),
             save_best=keep_best,
             show_progress=show_progress,
@@ -233,18 +235,6 @@ def _check_before_work(config: Config, device: torch.device, output_dir: str) ->
     return config
 
 
-def _check_history(history: list, output_dir: str) -> None:
-    """Each finished epoch of a resume file's history has an :class:`EpochResult`'s fields,
-    each a number (or, for the dev score, none)."""
-    fields = {f.name for f in dataclasses.fields(EpochResult)}
-    for entry in history:
-        where = f"{os.path.join(output_dir, RESUME_FILE)}: run_state.history: epoch "
-        if set(entry) != fields:
-            raise CrftagError(f"{where}{entry['epoch']}'s entry has other fields than a result's")
-        if not all(isinstance(value, int | float | None) for value in entry.values()):
-            raise CrftagError(f"{where}{entry['epoch']}'s entry has a value that is not a number")
-
-
 def _stopped_early(output_dir: str, resume: bool) -> str:
     """What a signal before the first batch means: a resumed run's resume file is untouched;
     a new run has written nothing to resume."""
@@ -271,7 +261,8 @@ def _save_state(run: Run, output_dir: str, fingerprint: dict) -> None:
         with writing(path, output_dir):
             save_resume(
                 path,
-                run.loaded({}),
+                "train",
+                model_payload(run.loaded({})),
                 run.optimizer,
                 run.average,
                 run.state,

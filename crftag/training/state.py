@@ -1,6 +1,8 @@
-"""Where a training run stands, so it can stop and go on: the best-score tracker, the run state,
-and the resume file that holds them with the weights, the optimizer's state and a fingerprint of
-the data the run began with, checked in full before a run continues from it."""
+"""Where a training run stands, so it can stop and go on: the best-score tracker, the run state
+with each finished epoch's result, and the resume file that holds them with the weights, the
+optimizer's state and a fingerprint of the data the run began with, checked in full before a run
+continues from it. ``crftag train`` and ``crftag pretrain`` write and read the same file; its
+``task`` says which of them continues it."""
 
 from __future__ import annotations
 
@@ -19,8 +21,6 @@ from crftag.data.annotations import brat_names
 from crftag.data.paths import is_regular_file
 from crftag.errors import CrftagError
 from crftag.modelfiles.checkpoint import (
-    LoadedModel,
-    model_payload,
     read_checkpoint,
     write_checkpoint,
 )
@@ -31,16 +31,21 @@ from crftag.training.corpus import training_files
 __all__ = [
     "RESUME_FILE",
     "BestScoreTracker",
+    "EpochResult",
     "RunState",
     "check_resume_fits",
+    "check_resume_parts",
+    "check_run_state",
     "data_fingerprint",
     "load_resume",
+    "read_resume",
     "resume_file",
     "save_resume",
 ]
 
 RESUME_FILE = "resume.pt"
 RESUME_FORMAT = "crftag-resume"
+TASKS = ("train", "pretrain")  # what a resume file continues: a tagger, or language models
 RESUME_PARTS = {  # beside a model checkpoint's keys
     "optimizer": dict,
     "average": dict,
@@ -48,6 +53,18 @@ RESUME_PARTS = {  # beside a model checkpoint's keys
     "torch_rng": torch.Tensor,
     "fingerprint": dict,
 }
+
+
+@dataclass(frozen=True)
+class EpochResult:
+    epoch: int
+    loss: float  # mean loss per training example (a tagger's sentence, a language model's piece)
+    dev_score: float | None  # entity micro F1 (spans) or token accuracy, in [0, 1]
+    best: bool  # this epoch's model is the best so far and was saved
+    seconds: float
+    tokens_per_second: float  # words (a tagger), characters (language models)
+    learning_rate: float
+    averaged: bool = False  # dev score and saved model are the weight average (train.average_from)
 
 
 @dataclass
@@ -110,19 +127,23 @@ class RunState:
 
 def save_resume(
     path: str,
-    loaded: LoadedModel,
+    task: str,
+    described: dict,
     optimizer: torch.optim.Optimizer,
     average: WeightAverage,
     run_state: RunState,
     tracker: BestScoreTracker,
     fingerprint: dict,
 ) -> None:
-    """Write everything a resumed run needs, atomically: the model as a checkpoint describes
-    it, plus the optimizer, the weight average, the run state, the random generator and the
-    fingerprint of the data and config the run began with (:func:`data_fingerprint`)."""
+    """Write everything a resumed run of ``task`` (one of :data:`TASKS`) needs, atomically: the
+    model as ``described`` (a tagger's checkpoint payload, a language model's settings,
+    characters and weights), plus the optimizer, the weight average, the run state, the random
+    generator and the fingerprint of the data the run began with (:func:`data_fingerprint`)."""
+    assert task in TASKS, task
     payload = {
-        **model_payload(loaded),
+        **described,
         "format": RESUME_FORMAT,
+        "task": task,
         "optimizer": optimizer.state_dict(),
         "average": average.state_dict(),
         "run_state": {**run_state.state_dict(), **tracker.state_dict()},
@@ -155,15 +176,39 @@ def resume_file(output_dir: str) -> str:
     return path
 
 
-def load_resume(output_dir: str) -> tuple[dict, Config]:
-    """The resumable state of a run directory, loaded without executing anything, and the
-    run's config; checked against what a resume file holds and against the training data, so
-    a damaged file or changed data is a one-line error, never a traceback or a run on other
-    data. :func:`check_resume_fits` checks the rest once the network is built."""
+def read_resume(output_dir: str, task: str) -> tuple[dict, str]:
+    """(the resume file of ``output_dir`` as read, without executing anything, its path),
+    refused in one line unless it is one that ``crftag {task} --resume`` continues."""
     path = resume_file(output_dir)
     state = read_checkpoint(path)
     if state.get("format") != RESUME_FORMAT:
         raise CrftagError(f"{path}: not a crftag resume file")
+    written_by = state.get("task", "train")  # a file without one is a tagger's
+    if written_by != task:
+        command = f"crftag {written_by} --resume {output_dir}"
+        shown = repr(written_by)[:40]
+        raise CrftagError(
+            f"{path}: the state of a crftag {written_by} run; continue it with {command}"
+            if written_by in TASKS
+            else f"{path}: task: expected one of {', '.join(TASKS)}, got {shown}"
+        )
+    return state, path
+
+
+def check_resume_parts(state: dict, path: str) -> None:
+    """The parts of a resume file beside the model each have their type."""
+    for key, kind in RESUME_PARTS.items():
+        if not isinstance(state.get(key), kind):
+            got = type(state[key]).__name__ if key in state else "nothing"
+            raise CrftagError(f"{path}: {key}: expected {kind.__name__}, got {got}")
+
+
+def load_resume(output_dir: str) -> tuple[dict, Config]:
+    """The resumable state of a ``crftag train`` run directory and the run's config; checked
+    against what a resume file holds and against the training data, so a damaged file or
+    changed data is a one-line error, never a traceback or a run on other data.
+    :func:`check_resume_fits` checks the rest once the network is built."""
+    state, path = read_resume(output_dir, "train")
     if "state_dict" not in state:
         raise CrftagError(f"{path}: written by an older crftag that this one cannot continue")
     if "fingerprint" not in state and isinstance(state.get("run_state"), dict):
@@ -173,15 +218,12 @@ def load_resume(output_dir: str) -> tuple[dict, Config]:
             f"{output_dir} --overwrite"
         )
     check_payload(state, path)
-    for key, kind in RESUME_PARTS.items():
-        if not isinstance(state.get(key), kind):
-            got = type(state[key]).__name__ if key in state else "nothing"
-            raise CrftagError(f"{path}: {key}: expected {kind.__name__}, got {got}")
+    check_resume_parts(state, path)
     for flag in ("lowercase", "normalize_digits"):
         if not isinstance(state["vocabularies"].get(flag), bool):
             raise CrftagError(f"{path}: vocabularies.{flag}: expected true or false")
     config = Config.from_dict(state["config"], source=path)  # the network's sizes bounded
-    _check_run_state(state["run_state"], config.train.epochs, path)
+    check_run_state(state["run_state"], config.train.epochs, "train.epochs", path)
     _check_fingerprint(state["fingerprint"], config, output_dir, path)
     return state, config
 
@@ -217,10 +259,10 @@ def _is_number(value) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _check_run_state(state: dict, epochs: int, path: str) -> None:
-    """Where the run stands is a place within its ``epochs`` (train.epochs), and every value
-    has its type: a finished epoch's end (epochs + 1 when only the final files are missing)
-    or a step into the next one."""
+def check_run_state(state: dict, epochs: int, epochs_key: str, path: str) -> None:
+    """Where the run stands is a place within its ``epochs`` (the setting ``epochs_key``), and
+    every value has its type: a finished epoch's end (epochs + 1 when only the final files are
+    missing) or a step into the next one; one :class:`EpochResult` for each finished epoch."""
 
     def fail(key: str, expected: str) -> CrftagError:
         shown = repr(state.get(key))[:80] if key in state else "nothing"
@@ -228,7 +270,7 @@ def _check_run_state(state: dict, epochs: int, path: str) -> None:
 
     epoch, step = state.get("epoch"), state.get("step")
     if not _is_int(epoch) or not 1 <= epoch <= epochs + 1:
-        raise fail("epoch", f"an epoch from 1 to {epochs + 1} (train.epochs + 1)")
+        raise fail("epoch", f"an epoch from 1 to {epochs + 1} ({epochs_key} + 1)")
     if not _is_int(step) or step < 0 or (epoch == epochs + 1 and step):
         raise fail("step", "a batch count of 0 or more (0 after the last epoch)")
     for key in ("epoch_loss", "epoch_seconds"):
@@ -250,6 +292,19 @@ def _check_run_state(state: dict, epochs: int, path: str) -> None:
     for position, entry in enumerate(history, start=1):
         if not isinstance(entry, dict) or entry.get("epoch") != position:
             raise fail("history", f"entry {position} to be epoch {position}'s result")
+    _check_history(history, path)
+
+
+def _check_history(history: list, path: str) -> None:
+    """Each finished epoch's entry has an :class:`EpochResult`'s fields, each a number (or, for
+    the dev score, none)."""
+    fields = {f.name for f in dataclasses.fields(EpochResult)}
+    for entry in history:
+        where = f"{path}: run_state.history: epoch {entry['epoch']}'s entry has "
+        if set(entry) != fields:
+            raise CrftagError(f"{where}other fields than a result's")
+        if not all(isinstance(value, int | float | None) for value in entry.values()):
+            raise CrftagError(f"{where}a value that is not a number")
 
 
 def _check_fingerprint(stored: dict, config: Config, output_dir: str, path: str) -> None:

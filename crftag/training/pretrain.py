@@ -3,72 +3,36 @@
 (:class:`crftag.nn.char_lm.CharLanguageModels`, for ``model.char_lm``).
 
 The last lines of the text (``held_out`` of them, at least one) are kept out of training and
-give the score the directory records (perplexity). Each epoch
-visits the training pieces (lines cut to ``max_length`` characters) in an order drawn from the
-seed and the epoch number, so a run stopped by a signal and resumed (its state in
-DIR/resume.pt) gives the same models, bit for bit, as one never stopped. A time budget ends
-training after the batch that reaches it.
+give the score the directory records (perplexity). Training runs through the loop of
+``crftag train`` (:func:`crftag.training.loop.fit`, with
+:class:`crftag.training.pretrain_task.PretrainTask`), and a run stopped by a signal writes the
+same resume file (DIR/resume.pt, :mod:`crftag.training.state`); resumed, it gives the same
+models, bit for bit, as one never stopped. A time budget ends training after the batch that
+reaches it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 import os
 import sys
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import torch
 
 from crftag.data.char_codes import CharCodes
-from crftag.data.progress import progress_bar
 from crftag.data.raw_text import read_text_lines
-from crftag.errors import CrftagError, TrainingInterrupted
+from crftag.errors import CrftagError
 from crftag.modelfiles.char_lm_files import PretrainedCharLM
-from crftag.modelfiles.checkpoint import read_checkpoint, write_checkpoint
+from crftag.training.loop import fit
 from crftag.training.pretrain_objectives import objective_named
+from crftag.training.pretrain_resume import read_stopped_pretraining
+from crftag.training.pretrain_task import PretrainRun, PretrainSettings, PretrainTask
+from crftag.training.state import RESUME_FILE, BestScoreTracker, check_resume_fits, restore_run
 
 __all__ = ["PretrainSettings", "pretrain", "resume_pretraining"]
-
-RESUME_FILE = "resume.pt"
-_RESUME_FORMAT = "crftag-pretrain-resume"
-
-
-@dataclass(frozen=True)
-class PretrainSettings:
-    hidden_size: int = 256  # each model's LSTM units (flair's small models: 1024)
-    char_dim: int = 32  # the character embedding, shared by the two models
-    max_length: int = 250  # characters a training piece: longer lines are cut
-    batch_size: int = 32  # pieces a batch
-    epochs: int = 10
-    learning_rate: float = 0.002  # Adam's
-    clip: float = 1.0  # the gradients' largest norm
-    seed: int = 1
-    max_symbols: int = 300  # the most frequent characters kept; the rest read as unknown
-    held_out: float = 0.05  # the share of lines, the last ones, kept for the held-out score
-    objective: str = "char_lm"  # crftag.training.pretrain_objectives.OBJECTIVES
-
-
-@dataclass
-class _Run:
-    """A pretraining under way: what it reads, what it trains, and where it stands."""
-
-    paths: list[str]
-    directory: str
-    settings: PretrainSettings
-    minutes: float | None
-    codes: CharCodes
-    training: list  # the objective's pieces
-    held_out: list
-    models: torch.nn.Module
-    optimizer: torch.optim.Optimizer
-    device: torch.device
-    epoch: int = 1
-    step: int = 0  # batches of the epoch done
-    seconds: float = 0.0  # training time before this process
-    text_digest: str = ""  # of the lines read, which a resumed run reads again
 
 
 def pretrain(
@@ -94,23 +58,10 @@ def pretrain(
                 )
             )
     lines = read_text_lines(paths)
-    training, held_out = _split(lines, settings.held_out, paths)
+    training = _split(lines, settings.held_out, paths)[0]
     codes = CharCodes.counted(objective.vocabulary_text(training), settings.max_symbols)
-    torch.manual_seed(settings.seed)
-    models = objective.build(len(codes), settings.char_dim, settings.hidden_size).to(device)
-    optimizer = torch.optim.Adam(models.parameters(), lr=settings.learning_rate)
-    run = _Run(
-        paths,
-        directory,
-        settings,
-        minutes,
-        codes,
-        *_pieces(codes, training, held_out, settings),
-        models,
-        optimizer,
-        device,
-        text_digest=_digest(lines),
-    )
+    paths = [os.path.abspath(path) for path in paths]
+    run = _run(paths, directory, settings, minutes, lines, _digest(lines), codes, device)
     return _train(run, stop_requested, show_progress)
 
 
@@ -123,44 +74,101 @@ def resume_pretraining(
     show_progress: bool,
 ) -> PretrainedCharLM:
     """Continue the pretraining stopped in ``directory`` (the same text files, read again)."""
-    path = os.path.join(directory, RESUME_FILE)
-    if not os.path.isfile(path):
-        raise CrftagError(f"{directory}: nothing to resume (no {RESUME_FILE})")
-    state = read_checkpoint(path)
-    if state.get("format") != _RESUME_FORMAT:
-        raise CrftagError(f"{path}: not the resume state of crftag pretrain")
-    settings = PretrainSettings(**state["settings"])
-    objective = objective_named(settings.objective)  # a removed one: refused before any reading
-    lines = read_text_lines(state["paths"])
-    if _digest(lines) != state["text_digest"]:
+    stopped = read_stopped_pretraining(directory)
+    settings = stopped.settings
+    lines = read_text_lines(stopped.paths)
+    if _digest(lines) != stopped.text_digest:
         raise CrftagError(
-            f"{', '.join(state['paths'])}: the text changed since the pretraining in {directory} "
+            f"{', '.join(stopped.paths)}: the text changed since the pretraining in {directory} "
             "began; resuming needs the same text (or begin anew in another directory)"
         )
-    training, held_out = _split(lines, settings.held_out, state["paths"])
-    codes = CharCodes(list(state["symbols"]))
-    models = objective.build(len(codes), settings.char_dim, settings.hidden_size)
-    models.load_state_dict(state["state_dict"])
-    models.to(device)
-    optimizer = torch.optim.Adam(models.parameters(), lr=settings.learning_rate)
-    optimizer.load_state_dict(state["optimizer"])
-    progress = state["progress"]
-    run = _Run(
-        list(state["paths"]),
+    minutes = stopped.minutes if minutes is None else minutes
+    codes = CharCodes(stopped.symbols)
+    run = _run(
+        stopped.paths, directory, settings, minutes, lines, stopped.text_digest, codes, device
+    )
+    batches = math.ceil(len(run.training) / settings.batch_size)
+    check_resume_fits(stopped.resume, run.model, run.optimizer, batches, stopped.path)
+    restore_run(run, stopped.resume)
+    return _train(run, stop_requested, show_progress)
+
+
+def _run(
+    paths: list[str],
+    directory: str,
+    settings: PretrainSettings,
+    minutes: float | None,
+    lines: list[str],
+    text_digest: str,
+    codes: CharCodes,
+    device: torch.device,
+) -> PretrainRun:
+    """A run at its start: the objective's models drawn from the seed, Adam, and the pieces of
+    the text's training and held-out lines."""
+    objective = objective_named(settings.objective)
+    torch.manual_seed(settings.seed)
+    models = objective.build(len(codes), settings.char_dim, settings.hidden_size).to(device)
+    training, held_out = _split(lines, settings.held_out, paths)
+    size = settings.max_length
+    return PretrainRun(
+        paths,
         directory,
         settings,
-        state["minutes"] if minutes is None else minutes,
+        minutes,
+        text_digest,
         codes,
-        *_pieces(codes, training, held_out, settings),
+        objective.pieces(codes, training, size),
+        objective.pieces(codes, held_out, size),
         models,
-        optimizer,
+        torch.optim.Adam(models.parameters(), lr=settings.learning_rate),
         device,
-        progress["epoch"],
-        progress["step"],
-        progress["seconds"],
-        state["text_digest"],
+        tracker=BestScoreTracker(),
     )
-    return _train(run, stop_requested, show_progress)
+
+
+def _train(
+    run: PretrainRun, stop_requested: Callable[[], int | None], show_progress: bool
+) -> PretrainedCharLM:
+    """Train from where ``run`` stands to the last epoch or the time budget, then measure the
+    held-out score and write the directory. The score is measured once, at the end: the loop's
+    evaluation is none, so every epoch's models are the ones kept."""
+    epochs = fit(
+        run,
+        PretrainTask(run),
+        evaluate=lambda: None,
+        save_best=lambda epoch, score: None,
+        save_state=run.save_state,
+        stop_requested=stop_requested,
+        show_progress=show_progress,
+        time_budget=None if run.minutes is None else 60 * run.minutes,
+    )
+    for result in epochs:
+        print(f"epoch {result.epoch}: done, loss {result.loss:.3f}", file=sys.stderr, flush=True)
+    if run.state.epoch <= run.settings.epochs:
+        print(
+            f"stopped by --time at epoch {run.state.epoch}, batch {run.state.step}",
+            file=sys.stderr,
+        )
+    return _finish(run)
+
+
+def _finish(run: PretrainRun) -> PretrainedCharLM:
+    """Measure the held-out score, write the directory, remove the resume state."""
+    objective = run.objective
+    run.model.eval()
+    size = run.settings.batch_size
+    with torch.no_grad():
+        batches = [
+            objective.batch(run.held_out[start : start + size], run.device)
+            for start in range(0, len(run.held_out), size)
+        ]
+        scores = objective.score(run.model, batches)
+    settings = dataclasses.asdict(run.settings)
+    pretrained = objective.save(run.directory, run.codes, run.model, settings, scores)
+    resume = os.path.join(run.directory, RESUME_FILE)
+    if os.path.exists(resume):
+        os.unlink(resume)
+    return pretrained
 
 
 def _split(lines: list[str], share: float, paths: list[str]) -> tuple[list[str], list[str]]:
@@ -174,125 +182,9 @@ def _split(lines: list[str], share: float, paths: list[str]) -> tuple[list[str],
     return lines[:-held], lines[-held:]
 
 
-def _pieces(
-    codes: CharCodes, training: list[str], held_out: list[str], settings: PretrainSettings
-) -> tuple[list, list]:
-    """The objective's pieces of the lines, each of at most ``max_length`` characters."""
-    objective = objective_named(settings.objective)
-    size = settings.max_length
-    return objective.pieces(codes, training, size), objective.pieces(codes, held_out, size)
-
-
-def _epoch_batches(run: _Run) -> list[list[int]]:
-    """The epoch's batches of training pieces, in an order drawn from the seed and the epoch."""
-    generator = torch.Generator().manual_seed(run.settings.seed * 100_003 + run.epoch)
-    order = torch.randperm(len(run.training), generator=generator).tolist()
-    size = run.settings.batch_size
-    return [order[i : i + size] for i in range(0, len(order), size)]
-
-
-def _train(
-    run: _Run, stop_requested: Callable[[], int | None], show_progress: bool
-) -> PretrainedCharLM:
-    """Train from where ``run`` stands to the last epoch or the time budget, then measure the
-    held-out score and write the directory."""
-    started = time.perf_counter()
-    budget = None if run.minutes is None else 60 * run.minutes
-    out_of_time = False
-    while run.epoch <= run.settings.epochs and not out_of_time:
-        batches = _epoch_batches(run)
-        bar = progress_bar(
-            show=show_progress,
-            total=len(batches),
-            initial=run.step,
-            desc=f"epoch {run.epoch}",
-            unit="batch",
-            leave=False,
-        )
-        with bar:
-            for rows in batches[run.step :]:
-                loss = _train_step(run, [run.training[row] for row in rows])
-                run.step += 1
-                bar.update()
-                bar.set_postfix(loss=f"{loss:.3f}")
-                signal_number = stop_requested()
-                if signal_number is not None:
-                    _save_resume(run, run.seconds + time.perf_counter() - started)
-                    raise TrainingInterrupted(
-                        signal_number,
-                        f"stopped at epoch {run.epoch}, batch {run.step} of {len(batches)}; "
-                        f"continue with: crftag pretrain --resume {run.directory}",
-                    )
-                if budget is not None and run.seconds + time.perf_counter() - started >= budget:
-                    out_of_time = True
-                    break
-        if run.step == len(batches):
-            print(f"epoch {run.epoch}: done", file=sys.stderr, flush=True)
-            run.epoch, run.step = run.epoch + 1, 0
-            _save_resume(run, run.seconds + time.perf_counter() - started)
-    if out_of_time:
-        print(f"stopped by --time at epoch {run.epoch}, batch {run.step}", file=sys.stderr)
-    return _finish(run)
-
-
-def _train_step(run: _Run, pieces: list) -> float:
-    """One optimizer step on the objective's mean loss a character; returns that mean."""
-    run.models.train()
-    objective = objective_named(run.settings.objective)
-    run.optimizer.zero_grad()
-    loss = objective.loss(run.models, objective.batch(pieces, run.device))
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(run.models.parameters(), run.settings.clip)
-    run.optimizer.step()
-    return float(loss.detach())
-
-
-def _held_out_score(run: _Run) -> dict:
-    """The objective's score of the model on the held-out pieces."""
-    objective = objective_named(run.settings.objective)
-    run.models.eval()
-    size = run.settings.batch_size
-    with torch.no_grad():
-        batches = [
-            objective.batch(run.held_out[start : start + size], run.device)
-            for start in range(0, len(run.held_out), size)
-        ]
-        return objective.score(run.models, batches)
-
-
-def _finish(run: _Run) -> PretrainedCharLM:
-    """Measure the held-out score, write the directory, remove the resume state."""
-    scores = _held_out_score(run)
-    settings = dataclasses.asdict(run.settings)
-    objective = objective_named(run.settings.objective)
-    pretrained = objective.save(run.directory, run.codes, run.models, settings, scores)
-    resume = os.path.join(run.directory, RESUME_FILE)
-    if os.path.exists(resume):
-        os.unlink(resume)
-    return pretrained
-
-
 def _digest(lines: list[str]) -> str:
     """SHA-256 of the text's lines: what a resumed run checks the text it reads again against."""
     digest = hashlib.sha256()
     for line in lines:
         digest.update(line.encode("utf-8") + b"\n")
     return digest.hexdigest()
-
-
-def _save_resume(run: _Run, seconds: float) -> None:
-    """Everything a resumed run needs, written whole or not at all."""
-    write_checkpoint(
-        os.path.join(run.directory, RESUME_FILE),
-        {
-            "format": _RESUME_FORMAT,
-            "paths": [os.path.abspath(path) for path in run.paths],
-            "settings": dataclasses.asdict(run.settings),
-            "minutes": run.minutes,
-            "symbols": list(run.codes.symbols),
-            "state_dict": run.models.state_dict(),
-            "optimizer": run.optimizer.state_dict(),
-            "progress": {"epoch": run.epoch, "step": run.step, "seconds": seconds},
-            "text_digest": run.text_digest,
-        },
-    )

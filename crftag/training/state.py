@@ -39,6 +39,7 @@ __all__ = [
     "data_fingerprint",
     "load_resume",
     "read_resume",
+    "restore_run",
     "resume_file",
     "save_resume",
 ]
@@ -46,6 +47,7 @@ __all__ = [
 RESUME_FILE = "resume.pt"
 RESUME_FORMAT = "crftag-resume"
 TASKS = ("train", "pretrain")  # what a resume file continues: a tagger, or language models
+_OLD_PRETRAIN_FORMAT = "crftag-pretrain-resume"  # an older crftag pretrain's own: refused
 RESUME_PARTS = {  # beside a model checkpoint's keys
     "optimizer": dict,
     "average": dict,
@@ -181,6 +183,11 @@ def read_resume(output_dir: str, task: str) -> tuple[dict, str]:
     refused in one line unless it is one that ``crftag {task} --resume`` continues."""
     path = resume_file(output_dir)
     state = read_checkpoint(path)
+    if state.get("format") == _OLD_PRETRAIN_FORMAT:
+        raise CrftagError(
+            f"{path}: written by an older crftag pretrain, which this one cannot continue; "
+            "start the pretraining again in another directory"
+        )
     if state.get("format") != RESUME_FORMAT:
         raise CrftagError(f"{path}: not a crftag resume file")
     written_by = state.get("task", "train")  # a file without one is a tagger's
@@ -249,6 +256,18 @@ def check_resume_fits(
     rng, expected = resume["torch_rng"], torch.get_rng_state()
     if rng.dtype != expected.dtype or rng.shape != expected.shape:
         raise CrftagError(f"{path}: torch_rng: not the state of torch's random generator")
+
+
+def restore_run(run, resume: dict) -> None:
+    """Continue ``run`` (a :class:`crftag.training.loop.LoopRun`) from a resume file checked
+    by :func:`check_resume_fits`: its weights, optimizer, average, run state, tracker and the
+    random generator's state."""
+    run.model.load_state_dict(resume["state_dict"])
+    run.optimizer.load_state_dict(resume["optimizer"])
+    run.average.load_state_dict(resume["average"])
+    run.state = RunState.from_state(resume["run_state"])
+    run.tracker.load_state_dict(resume["run_state"])
+    torch.set_rng_state(resume["torch_rng"])
 
 
 def _is_int(value) -> bool:

@@ -87,12 +87,10 @@ def test_resuming_a_pretraining_of_a_removed_objective_is_one_line(tmp_path, inv
     from crftag.modelfiles.checkpoint import write_checkpoint
     from crftag.training.pretrain import PretrainSettings
 
-    text = tmp_path / "text.txt"
-    text.write_text("one line\nanother line\n", encoding="utf-8")
     directory = tmp_path / "out"
     directory.mkdir()
     settings = dataclasses.asdict(PretrainSettings(objective="truecase"))
-    state = {"format": "crftag-pretrain-resume", "settings": settings, "paths": [str(text)]}
+    state = {"format": "crftag-resume", "task": "pretrain", "settings": settings}
     write_checkpoint(str(directory / "resume.pt"), state)
     result = invoke(["pretrain", "--resume", str(directory), "--device", "cpu"])
     assert result.status == 2

@@ -131,3 +131,66 @@ def test_a_fifo_as_the_text_is_refused_not_waited_on(invoke, tmp_path, no_hang):
     os.mkfifo(fifo)
     result = invoke(["pretrain", str(fifo), "-o", str(tmp_path / "lm"), *TINY])
     assert_refused(result, fifo, "a FIFO (named pipe), expected a regular file")
+
+
+def _drop_weight(state):
+    state["state_dict"].pop(next(iter(state["state_dict"])))
+
+
+def _set(key, value):
+    def change(state):
+        state[key] = value
+
+    return change
+
+
+def _set_in(part, key, value):
+    def change(state):
+        state[part][key] = value
+
+    return change
+
+
+CONTENT = {
+    "settings a list": (_set("settings", [8, 4]), "settings: expected the settings hidden_size"),
+    "a size as text": (
+        _set_in("settings", "hidden_size", "8"),
+        "settings.hidden_size: expected int, got '8'",
+    ),
+    "models too large": (_set_in("settings", "hidden_size", 10**6), "parameters; at most"),
+    "characters not a list": (_set("symbols", "abc"), "symbols: expected a list of characters"),
+    "no text digest": (
+        _set("fingerprint", {}),
+        "fingerprint.text: expected the digest of the text",
+    ),
+    "a weight missing": (_drop_weight, "state_dict: missing "),
+    "epoch beyond the end": (
+        _set_in("run_state", "epoch", 9),
+        "run_state.epoch: expected an epoch from 1 to 3 (--epochs + 1), got 9",
+    ),
+    "step beyond the epoch": (
+        _set_in("run_state", "step", 10**6),
+        "run_state.step 1000000 is beyond the epoch's 15 batches",
+    ),
+    "a tagger's resume file": (
+        _set("task", "train"),
+        "the state of a crftag train run; continue it with crftag train --resume ",
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", CONTENT)
+def test_a_resume_file_with_hostile_content_is_one_line_naming_it(
+    invoke, stopped_run, tmp_path, damage
+):
+    folder = tmp_path / "lm"
+    shutil.copytree(stopped_run[1], folder)
+    resume = folder / "resume.pt"
+    state = torch.load(resume, weights_only=True)
+    change, message = CONTENT[damage]
+    change(state)
+    torch.save(state, resume)
+    before = snapshot(folder, stopped_run[0])
+    result = invoke(["pretrain", "--resume", str(folder), "--device", "cpu", "--quiet"])
+    assert_refused(result, resume, message)
+    assert snapshot(folder, stopped_run[0]) == before

@@ -44,6 +44,28 @@ def crftag(*args):
     )
 
 
+def stop_pretraining(texts, directory, settings, *, at_call):
+    """Pretrain until the ``at_call``-th poll for a signal (one after each batch and each
+    epoch) reports SIGINT, as StopSignals does; return the TrainingInterrupted raised."""
+    calls = []
+
+    def stop_requested():
+        calls.append(1)
+        return signal.SIGINT if len(calls) == at_call else None
+
+    with pytest.raises(TrainingInterrupted) as stopped:
+        pretrain(
+            texts,
+            str(directory),
+            settings,
+            minutes=None,
+            device=torch.device("cpu"),
+            stop_requested=stop_requested,
+            show_progress=False,
+        )
+    return stopped.value
+
+
 def test_pretrain_writes_models_and_their_held_out_perplexity(tmp_path, text_file, invoke):
     result = invoke(["pretrain", text_file, "-o", str(tmp_path / "lm"), "--epochs", "1", *TINY])
     assert result.status == 0, result.stderr
@@ -132,23 +154,9 @@ def test_resume_refuses_text_that_changed(tmp_path, invoke):
     text = tmp_path / "text.txt"
     text.write_text("one line of text\nand another\nand a third\n")
 
-    def stop_after_first_batch(calls=[]):  # noqa: B006 - counts the calls
-        """A signal (2, SIGINT) after the first batch, as StopSignals reports one."""
-        calls.append(1)
-        return 2 if len(calls) == 1 else None
-
     stopped = tmp_path / "stopped"
     settings = PretrainSettings(hidden_size=8, char_dim=4, batch_size=1, epochs=2)
-    with pytest.raises(TrainingInterrupted):
-        pretrain(
-            [str(text)],
-            str(stopped),
-            settings,
-            minutes=None,
-            device=torch.device("cpu"),
-            stop_requested=stop_after_first_batch,
-            show_progress=False,
-        )
+    stop_pretraining([str(text)], stopped, settings, at_call=1)
     text.write_text("one line of text\nand another, longer\nand a third\n")
     result = invoke(["pretrain", "--resume", str(stopped)])
     assert result.status == 2 and result.stderr.count("\n") == 1
@@ -210,3 +218,38 @@ def test_the_features_encoder_refuses_a_char_lm_in_one_line(tmp_path, invoke, ch
     result = invoke(["train", "configs/sample.yaml", "-o", str(tmp_path / "run"), *options])
     assert result.status == 2 and result.stderr.count("\n") == 1
     assert "model.char_lm needs the BiLSTM encoder" in result.stderr
+
+
+def test_pretraining_keeps_the_resume_file_of_crftag_train(tmp_path, text_file, invoke):
+    """A stopped pretraining's resume.pt is crftag train's format: its run state, one result
+    for each finished epoch; crftag train refuses it, naming the command that continues it."""
+    stopped = tmp_path / "stopped"
+    settings = PretrainSettings(hidden_size=8, char_dim=4, batch_size=8, epochs=3)
+    stop = stop_pretraining([text_file], stopped, settings, at_call=30)
+    assert re.fullmatch(r"interrupted at epoch 2, batch \d+ of \d+; continue with: .*", str(stop))
+    state = torch.load(stopped / "resume.pt", weights_only=True)
+    assert (state["format"], state["task"]) == ("crftag-resume", "pretrain")
+    run_state = state["run_state"]
+    step = int(re.search(r"batch (\d+)", str(stop)).group(1))
+    assert (run_state["epoch"], run_state["step"], len(run_state["history"])) == (2, step, 1)
+    first = run_state["history"][0]
+    assert first["epoch"] == 1 and first["dev_score"] is None and 0 < first["loss"] < 10
+
+    result = invoke(["train", "--resume", str(stopped)])
+    assert result.status == 2 and result.stderr.count("\n") == 1
+    assert f"continue it with crftag pretrain --resume {stopped}" in result.stderr
+
+
+def test_a_resume_file_of_the_older_pretraining_format_is_one_line(tmp_path, invoke):
+    from crftag.modelfiles.checkpoint import write_checkpoint
+
+    directory = tmp_path / "lm"
+    directory.mkdir()
+    older = {"format": "crftag-pretrain-resume", "progress": {"epoch": 2, "step": 3}}
+    write_checkpoint(str(directory / "resume.pt"), older)
+    result = invoke(["pretrain", "--resume", str(directory), "--device", "cpu"])
+    assert result.status == 2 and result.stderr.count("\n") == 1
+    assert result.stderr == (
+        f"crftag: error: {directory / 'resume.pt'}: written by an older crftag pretrain, which "
+        "this one cannot continue; start the pretraining again in another directory\n"
+    )

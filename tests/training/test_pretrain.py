@@ -253,3 +253,25 @@ def test_a_resume_file_of_the_older_pretraining_format_is_one_line(tmp_path, inv
         f"crftag: error: {directory / 'resume.pt'}: written by an older crftag pretrain, which "
         "this one cannot continue; start the pretraining again in another directory\n"
     )
+
+
+def test_a_diverging_pretraining_is_one_line_and_keeps_the_last_good_state(
+    tmp_path, text_file, invoke, monkeypatch
+):
+    from crftag.training import loop
+
+    real_epoch = loop._run_epoch
+
+    def second_epoch_diverges(run, *args):
+        loss = real_epoch(run, *args)
+        return loss * float("nan") if run.state.epoch == 2 else loss
+
+    monkeypatch.setattr(loop, "_run_epoch", second_epoch_diverges)
+    out = tmp_path / "lm"
+    result = invoke(["pretrain", text_file, "-o", str(out), "--epochs", "3", *TINY])
+    assert result.status == 2 and result.stderr.endswith(
+        "nothing of this epoch is saved; begin again in another directory, with another --seed\n"
+    )
+    assert "crftag: error: training diverged in epoch 2: the loss (nan)" in result.stderr
+    state = torch.load(out / "resume.pt", weights_only=True)
+    assert state["run_state"]["epoch"] == 2 and not (out / "char_lm.pt").exists()

@@ -9,13 +9,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import TypeVar
-
-from crftag.data.char_codes import CharCodes
-from crftag.data.lexicons import Lexicons
-from crftag.data.subwords import EncoderFiles
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 __all__ = ["PAD", "UNK", "Vocabularies", "Vocabulary", "look_up", "normalize_word"]
 
@@ -141,6 +137,10 @@ class Vocabularies:
     """The three vocabularies of a model and how words are normalised for look-up.
 
     ``feature_buckets`` > 0 makes :func:`encode` add hashed sparse features (the feature CRF).
+    ``resources`` holds what an input feature keeps of its own (a model's dictionaries, the
+    characters of its language models, its encoder's files), under the feature's key of the
+    state (``Feature.vocabulary_key``); each has ``to_state()``, and the feature decodes it
+    (:func:`crftag.features.registry.vocabularies_from_state`).
     """
 
     words: Vocabulary
@@ -151,9 +151,7 @@ class Vocabularies:
     feature_buckets: int = 0
     # Characters of a word the character encoder reads (``model.max_word_chars``).
     max_word_chars: int = 64
-    lexicons: Lexicons | None = None  # ``model.lexicons``' entries, matched as token features
-    char_lm: CharCodes | None = None  # the characters ``model.char_lm``'s models read
-    transformer: EncoderFiles | None = None  # ``model.transformer``'s config and tokenizer
+    resources: dict[str, Any] = field(default_factory=dict)
 
     def word_key(self, word: str) -> str:
         return normalize_word(
@@ -175,16 +173,18 @@ class Vocabularies:
             "feature_buckets": self.feature_buckets,
             "max_word_chars": self.max_word_chars,
         }
-        if self.lexicons is not None:  # absent, a model's state is what it was before them
-            state["lexicons"] = self.lexicons.to_state()
-        if self.char_lm is not None:
-            state["char_lm"] = self.char_lm.to_state()
-        if self.transformer is not None:
-            state["transformer"] = self.transformer.to_state()
+        # Absent, a model's state is what it was before the resource's feature existed.
+        for key, resource in self.resources.items():
+            state[key] = resource.to_state()
         return state
 
     @classmethod
-    def from_state(cls, state: dict) -> Vocabularies:
+    def from_state(
+        cls, state: dict, decoders: Mapping[str, Callable[[Any], Any]] | None = None
+    ) -> Vocabularies:
+        """The vocabularies of a state; each entry that ``decoders`` names (a feature's key
+        -> how it reads its state back) becomes a resource, others are not read."""
+        decoders = decoders or {}
         return cls(
             words=Vocabulary.from_state(state["words"]),
             chars=Vocabulary.from_state(state["chars"]),
@@ -194,9 +194,5 @@ class Vocabularies:
             feature_buckets=int(state.get("feature_buckets", 0)),
             # Models written before the key read 64 characters of a word.
             max_word_chars=int(state.get("max_word_chars", 64)),
-            lexicons=Lexicons.from_state(state["lexicons"]) if "lexicons" in state else None,
-            char_lm=CharCodes.from_state(state["char_lm"]) if "char_lm" in state else None,
-            transformer=(
-                EncoderFiles.from_state(state["transformer"]) if "transformer" in state else None
-            ),
+            resources={key: decode(state[key]) for key, decode in decoders.items() if key in state},
         )

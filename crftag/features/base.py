@@ -12,11 +12,17 @@ A feature is one :class:`Feature` subclass in one module of this package, listed
   :meth:`Feature.torch_forward`);
 - its NumPy forward pass (:meth:`Feature.numpy_forward`);
 - its ONNX graph (:meth:`Feature.onnx_inputs`, :meth:`Feature.onnx_forward`), or a one-line
-  refusal (:attr:`Feature.onnx_refusal`).
+  refusal (:attr:`Feature.onnx_refusal`);
+- what it keeps in the vocabularies (:attr:`Feature.vocabulary_key`,
+  :meth:`Feature.read_resource`, :meth:`Feature.resource_from_state`, :attr:`Feature.inherited`);
+- its part of training: the files and settings checked before a run
+  (:meth:`Feature.input_files`, :attr:`Feature.needs_bilstm`, :attr:`Feature.without_bilstm`),
+  its pretrained weights (:meth:`Feature.load_pretrained`), the work done once before the first
+  epoch (:meth:`Feature.prepare`), and its optimizer groups (:meth:`Feature.parameter_groups`).
 
 The batch (:mod:`crftag.data.batching`), the re-encoding after augmentation, the checkpoint and
-archive schemas and the three runtimes (torch, NumPy, ONNX) loop over the registered features;
-none of them names one.
+archive schemas, the three runtimes (torch, NumPy, ONNX) and training loop over the registered
+features; none of them names one.
 
 Stages: an ``INPUT`` feature's vectors, in registry order, are the BiLSTM's input; a ``STATES``
 feature adds columns beside the BiLSTM's states before the tag projection (document context);
@@ -100,7 +106,12 @@ class Feature:
     onnx_refusal: str | None = None  # why the ONNX export cannot take it, if it cannot
     numpy_refusal: str | None = None  # why the NumPy export cannot take it, if it cannot
     in_every_batch: bool = False  # carried whatever the model (words, characters)
-    vocabulary_key: str | None = None  # its own entry of the vocabularies' state, if it checks it
+    vocabulary_key: str | None = None  # its own entry of the vocabularies' state, if it has one
+    needs_bilstm: bool = False  # True: it works on the BiLSTM's inputs or states
+    without_bilstm: bool = False  # True: a CRF may read its vectors alone (model.hidden_size 0)
+    # False: ``train.init_from`` takes its config key and resource as the new config gives
+    # them, not the base model's
+    inherited: bool = True
 
     # -- which models have it ------------------------------------------------------------
 
@@ -146,6 +157,22 @@ class Feature:
         """A batch's value on ``device``."""
         return None if value is None else value.to(device, non_blocking=True)
 
+    # -- its resource in the vocabularies -------------------------------------------------
+
+    def resource(self, vocabularies: Vocabularies) -> Any:
+        """What the feature keeps in ``vocabularies`` (under :attr:`vocabulary_key`), or None."""
+        return vocabularies.resources.get(self.vocabulary_key) if self.vocabulary_key else None
+
+    def read_resource(self, config: Any) -> Any:
+        """The resource a new model with the ``Config`` keeps in its vocabularies, read from
+        the files the config names (an object with ``to_state()``), or None."""
+        return None
+
+    def resource_from_state(self, state: Any) -> Any:
+        """The resource of its entry of a vocabularies state (:meth:`read_resource`'s
+        ``to_state()``), for a feature with a :attr:`vocabulary_key`."""
+        raise NotImplementedError
+
     # -- checkpoint and export ------------------------------------------------------------
 
     def check_vocabularies(self, state: Mapping[str, Any], model: Mapping[str, Any]) -> None:
@@ -180,6 +207,26 @@ class Feature:
         """``STATES``: the BiLSTM's states (B, T, H) -> the (B, T, D * H) columns that go
         beside them into the tag projection."""
         raise NotImplementedError
+
+    # -- training -------------------------------------------------------------------------
+
+    def input_files(self, config: Any) -> list[tuple[str, str]]:
+        """(config key, path) of each file the ``Config`` has it read, checked to be a file
+        before a run starts."""
+        return []
+
+    def load_pretrained(self, module: Any, config: Any, *, resumed: bool, base: Any) -> None:
+        """Put pretrained weights into the feature's ``module`` of a new network (not for a
+        ``resumed`` run, whose weights are its own; ``base`` is ``train.init_from``'s model
+        or None)."""
+
+    def prepare(self, module: Any, sentences: Sequence[Sequence[str]], *, show_progress: bool):
+        """Work done once for the training ``sentences`` before the first epoch."""
+
+    def parameter_groups(self, module: Any, config: Any) -> list[tuple[list, float]]:
+        """(parameters, lr_scale) of each of the module's optimizer groups with a learning
+        rate of its own; [] for none."""
+        return []
 
     # -- NumPy ----------------------------------------------------------------------------
 

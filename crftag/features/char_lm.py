@@ -5,8 +5,9 @@ the backward one's at its first, read over the sentence's words joined by spaces
 
 Its values: each sentence's codes and word edges
 (:meth:`crftag.data.char_codes.CharCodes.encode_words`), collated as :class:`CharLMInputs`. The
-models' characters and sizes are kept in the vocabularies (``vocabularies.char_lm``), their
-weights under ``char_lm.``; frozen unless ``model.char_lm_finetune``. The ONNX graph refuses it.
+models' characters and sizes are kept in the vocabularies (their ``char_lm`` resource, a
+:class:`crftag.data.char_codes.CharCodes`), their weights under ``char_lm.``; frozen unless
+``model.char_lm_finetune``. The ONNX graph refuses it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from crftag.data.char_codes import CharCodes
 from crftag.features.base import Feature, Shapes, TextBatch, lstm_shapes
 
 if TYPE_CHECKING:
@@ -25,6 +27,9 @@ if TYPE_CHECKING:
 __all__ = ["CharLM", "CharLMInputs"]
 
 Words = tuple[list[int], list[int], list[int]]  # (codes, lasts, firsts) of one sentence
+MAX_SYMBOLS = 1 << 16  # of the models' vocabulary: characters and the reserved symbols
+MAX_SYMBOL_CHARS = 16  # of one symbol ("<boundary>" the longest reserved one)
+MAX_SIZES = 8  # the models' sizes beside their symbols (char_dim, hidden_size)
 
 
 @dataclass
@@ -79,10 +84,12 @@ class CharLM(Feature):
     name = "char_lm"
     module_name = "char_lm"
     key = "model.char_lm"
+    vocabulary_key = "char_lm"
     onnx_refusal = "takes no character language models yet; use --format numpy"
+    needs_bilstm = True
 
     def encodes(self, vocabularies) -> bool:
-        return vocabularies.char_lm is not None
+        return self.resource(vocabularies) is not None
 
     def encode(self, text: TextBatch) -> Words:
         return self.arrays(text)[0]
@@ -91,7 +98,7 @@ class CharLM(Feature):
         return CharLMInputs.collate(values)
 
     def arrays(self, text: TextBatch) -> list[Words]:
-        codes = text.vocabularies.char_lm
+        codes = self.resource(text.vocabularies)
         return [codes.encode_words(list(tokens)) for tokens in text.sentences]
 
     def tensors(self, arrays: list[Words]) -> CharLMInputs:
@@ -99,6 +106,43 @@ class CharLM(Feature):
 
     def to(self, value: CharLMInputs, device: torch.device) -> CharLMInputs:
         return value.to(device)
+
+    def read_resource(self, config) -> CharCodes | None:
+        """The characters and sizes of the pretrained models ``model.char_lm`` names."""
+        from crftag.modelfiles.char_lm_files import load_char_lm, pretrained_codes
+
+        if config.model.char_lm is None:
+            return None
+        return pretrained_codes(load_char_lm(config.model.char_lm, self.key))
+
+    def resource_from_state(self, state) -> CharCodes:
+        return CharCodes.from_state(state)
+
+    def check_vocabularies(self, state: Mapping, model: Mapping) -> None:
+        """The models' symbols (distinct short strings, bounded in number) and their sizes
+        (integers), where the state has them; ValueError saying what is wrong otherwise. A
+        model with ``model.char_lm`` and no entry is refused by :meth:`shapes`."""
+        where = "vocabularies.char_lm"
+        codes = state.get("char_lm")
+        if codes is None:
+            return
+        if not isinstance(codes, dict) or not isinstance(codes.get("symbols"), list):
+            raise ValueError(f"{where}: expected a mapping with a symbols list")
+        symbols = codes["symbols"]
+        if len(symbols) > MAX_SYMBOLS:
+            raise ValueError(f"{where}: more than {MAX_SYMBOLS:,} symbols")
+        if not all(isinstance(s, str) and len(s) <= MAX_SYMBOL_CHARS for s in symbols):
+            raise ValueError(
+                f"{where}: every symbol must be a string of at most {MAX_SYMBOL_CHARS} characters"
+            )
+        if len(set(symbols)) != len(symbols):
+            raise ValueError(f"{where}: a symbol appears twice")
+        sizes = {key: value for key, value in codes.items() if key != "symbols"}
+        if len(sizes) > MAX_SIZES or not all(
+            isinstance(key, str) and isinstance(value, int) and not isinstance(value, bool)
+            for key, value in sizes.items()
+        ):
+            raise ValueError(f"{where}: expected at most {MAX_SIZES} integer sizes beside symbols")
 
     def shapes(self, model: Mapping, vocabularies: Mapping) -> Shapes:
         symbols, char_dim, hidden = _pretrained_sizes(vocabularies.get("char_lm"))
@@ -115,7 +159,7 @@ class CharLM(Feature):
     def torch_module(self, config, vocabularies):
         from crftag.nn.char_lm import CharLanguageModels
 
-        codes = vocabularies.char_lm
+        codes = self.resource(vocabularies)
         if codes is None:  # sized before the pretrained models are read: no module yet
             return None
         models = CharLanguageModels(len(codes), codes.sizes["char_dim"], codes.sizes["hidden_size"])
@@ -132,6 +176,13 @@ class CharLM(Feature):
             return module.word_states(batch.char_lm)
         with torch.no_grad():
             return module.word_states(batch.char_lm)
+
+    def load_pretrained(self, module, config, *, resumed: bool, base) -> None:
+        """The weights ``crftag pretrain`` wrote, into a new run's models."""
+        from crftag.modelfiles.char_lm_files import load_char_lm
+
+        if not resumed:
+            module.load_state_dict(load_char_lm(config.model.char_lm, self.key).models.state_dict())
 
     def numpy_forward(self, weights, model, vocabularies):
         return _WordStates(weights)

@@ -41,6 +41,7 @@ class DocumentContext(Feature):
     key = "model.document_context"
     stage = STATES
     per_sentence = False
+    needs_bilstm = True
 
     def encodes(self, vocabularies) -> bool:
         return True  # whenever a batch is given its documents

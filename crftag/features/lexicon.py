@@ -3,7 +3,7 @@ match of each type's entries, O, B, I, E or S (:mod:`crftag.data.lexicons`), and
 vector of each type's position, the types' vectors side by side.
 
 Its values: (B, T, L) int64 positions, L types, 0 (outside) at padding. The dictionaries'
-entries are kept in the vocabularies (``vocabularies.lexicons``), so a model tags without the
+entries are kept in the vocabularies (their ``lexicons`` resource), so a model tags without the
 files. Its weights: ``lexicon.embedding.weight`` (L * 5, 8). The ONNX graph does not match
 dictionaries: it refuses such a model.
 """
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from crftag.data.lexicons import FEATURE_SIZE, POSITIONS, lexicon_arrays
+from crftag.data.lexicons import FEATURE_SIZE, POSITIONS, Lexicons, lexicon_arrays, read_lexicons
 from crftag.features.base import Feature, Shapes, TextBatch
 
 __all__ = ["MAX_LEXICON_CHARS", "Lexicon"]
@@ -28,13 +28,24 @@ class Lexicon(Feature):
     key = "model.lexicons"
     vocabulary_key = "lexicons"
     onnx_refusal = "takes no dictionaries yet; use --format numpy"
+    needs_bilstm = True
+    inherited = False  # the dictionaries as read now
 
     def encodes(self, vocabularies) -> bool:
-        return vocabularies.lexicons is not None
+        return self.resource(vocabularies) is not None
 
     def arrays(self, text: TextBatch) -> np.ndarray:
         """(B, T, L) int64 positions."""
-        return lexicon_arrays(text.sentences, text.vocabularies.lexicons)
+        return lexicon_arrays(text.sentences, self.resource(text.vocabularies))
+
+    def read_resource(self, config) -> Lexicons | None:
+        return read_lexicons(config.model.lexicons) if config.model.lexicons else None
+
+    def resource_from_state(self, state) -> Lexicons:
+        return Lexicons.from_state(state)
+
+    def input_files(self, config) -> list[tuple[str, str]]:
+        return [(f"{self.key}.{k}", path) for k, path in (config.model.lexicons or {}).items()]
 
     def check_vocabularies(self, state: Mapping, model: Mapping) -> None:
         """A string of entries per type, bounded in all, for the types of the config's

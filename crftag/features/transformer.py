@@ -5,7 +5,7 @@ N (:class:`crftag.nn.transformer.TransformerWords`); docs/transformer.md.
 Its values: each sentence's tokens, which the encoder's own tokenizer splits; frozen, they are
 also the key of the cache of the encoder's states, so a sentence that augmentation changed is
 read afresh. The encoder's config and tokenizer files are kept in the vocabularies
-(``vocabularies.transformer``), its weights under ``transformer.encoder.``, so a model file
+(their ``transformer`` resource), its weights under ``transformer.encoder.``, so a model file
 needs nothing but the ``transformers`` package. The NumPy runtime and the ONNX graph refuse it.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from crftag.data.subwords import EncoderFiles
 from crftag.errors import CrftagError
 from crftag.features.base import Feature, Shapes, TextBatch
 
@@ -30,9 +31,11 @@ class Transformer(Feature):
     vocabulary_key = "transformer"
     onnx_refusal = _REFUSAL
     numpy_refusal = _REFUSAL
+    needs_bilstm = True
+    without_bilstm = True
 
     def encodes(self, vocabularies) -> bool:
-        return vocabularies.transformer is not None
+        return self.resource(vocabularies) is not None
 
     def encode(self, text: TextBatch) -> Tokens:
         return tuple(text.sentences[0])
@@ -48,6 +51,18 @@ class Transformer(Feature):
 
     def to(self, value: list[Tokens], device) -> list[Tokens]:
         return value  # the module tokenizes and moves its own tensors
+
+    def read_resource(self, config) -> EncoderFiles | None:
+        """The encoder's config and tokenizer files; with ``train.init_from``, none (the base
+        model's own are kept)."""
+        from crftag.nn.transformer import load_encoder_files
+
+        if config.model.transformer is None or config.train.init_from is not None:
+            return None
+        return load_encoder_files(config.model.transformer)
+
+    def resource_from_state(self, state) -> EncoderFiles:
+        return EncoderFiles.from_state(state)
 
     def check_vocabularies(self, state: Mapping, model: Mapping) -> None:
         """The encoder's config (a mapping) and its tokenizer's files (names to strings,
@@ -83,10 +98,11 @@ class Transformer(Feature):
     def torch_module(self, config, vocabularies):
         from crftag.nn.transformer import TransformerWords
 
-        if vocabularies.transformer is None:
+        files = self.resource(vocabularies)
+        if files is None:
             return None  # the skeleton of a size check, before the encoder is read
         return TransformerWords(
-            vocabularies.transformer,
+            files,
             layers=config.transformer_layers,
             pooling=config.transformer_pooling,
             finetune=config.transformer_finetune,
@@ -95,6 +111,26 @@ class Transformer(Feature):
 
     def torch_forward(self, module, batch):
         return module(batch.transformer)  # (B, T, D)
+
+    def load_pretrained(self, module, config, *, resumed: bool, base) -> None:
+        """The encoder's pretrained weights, into a new run's module (with ``train.init_from``
+        the base model's, copied with the rest)."""
+        from crftag.nn.transformer import load_encoder_weights
+
+        if not resumed and base is None:
+            module.encoder.load_state_dict(load_encoder_weights(config.model.transformer))
+
+    def prepare(self, module, sentences, *, show_progress: bool) -> None:
+        """A frozen encoder's states of every distinct training sentence, once for all
+        epochs."""
+        if not module.finetune:
+            module.extract(sentences, show_progress=show_progress)
+
+    def parameter_groups(self, module, config) -> list[tuple[list, float]]:
+        """A fine-tuned encoder's weights, at ``model.transformer_lr_scale`` times the rate."""
+        if not config.model.transformer_finetune:
+            return []
+        return [(list(module.encoder.parameters()), config.model.transformer_lr_scale)]
 
     def numpy_forward(self, weights, model, vocabularies):
         raise CrftagError(f"{self.key}: the NumPy runtime {_REFUSAL}")  # numpy_refusal stops it

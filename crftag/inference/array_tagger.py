@@ -22,9 +22,8 @@ from crftag.crf.posteriors import (
     path_scores_arrays,
 )
 from crftag.data.indices import batch_rows
-from crftag.data.vocab import Vocabularies
 from crftag.features.base import TextBatch
-from crftag.features.registry import carried_features
+from crftag.features.registry import carried_features, vocabularies_from_state
 from crftag.inference.array_confidence import span_confidences_arrays
 from crftag.inference.base import BatchScores, TaggerBase, existing_paths
 from crftag.modelfiles.checkpoint_schema import check_export
@@ -73,7 +72,7 @@ class ArrayTagger(TaggerBase):
         """What the model's metadata says: vocabularies, schemes, its config's model section."""
         self.source = source
         self.metadata = metadata
-        self.vocabularies = Vocabularies.from_state(metadata["vocabularies"])
+        self.vocabularies = vocabularies_from_state(metadata["vocabularies"])
         self.model_config = metadata["config"]["model"]
         self.train_scheme = metadata["train_scheme"]
         self.data_scheme = metadata["data_scheme"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from crftag.data.atomic import atomic_output
 from crftag.data.char_codes import CharCodes
 from crftag.errors import CrftagError
-from crftag.modelfiles.checkpoint import read_checkpoint, write_checkpoint
+from crftag.modelfiles.checkpoint_files import read_checkpoint, write_checkpoint
 from crftag.nn.char_lm import CharLanguageModels
 
 __all__ = [

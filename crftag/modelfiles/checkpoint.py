@@ -10,10 +10,6 @@ checkpoint intact.
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
-import pickle
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,10 +17,10 @@ import torch
 
 from crftag import __version__
 from crftag.config.sections import Config
-from crftag.data.atomic import atomic_output
 from crftag.data.vocab import Vocabularies
 from crftag.errors import CrftagError
-from crftag.features.registry import active_features
+from crftag.features.registry import active_features, vocabularies_from_state
+from crftag.modelfiles.checkpoint_files import read_checkpoint, write_checkpoint
 from crftag.modelfiles.checkpoint_schema import (
     check_export,
     check_payload,
@@ -33,7 +29,6 @@ from crftag.modelfiles.checkpoint_schema import (
 from crftag.modelfiles.kinds import model_file
 from crftag.nn.taggers import CRFTagger, build_model
 from crftag.runtime.archive import read_archive, write_archive
-from crftag.runtime.zip_checks import check_model_archive
 
 __all__ = [
     "FORMAT_VERSION",
@@ -140,66 +135,6 @@ def export_arrays(
     write_archive(path, payload, weights, quantized=quantized)
 
 
-def write_checkpoint(path: str, payload: dict) -> None:
-    """``torch.save`` the payload to ``path`` whole or not at all
-    (:func:`crftag.data.atomic.atomic_output`), making its directory if missing."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    if isinstance(payload.get("vocabularies"), dict):
-        payload = {**payload, "vocabularies": json.dumps(payload["vocabularies"])}
-    with atomic_output(path, binary=True) as stream:
-        torch.save(payload, stream)
-
-
-def read_checkpoint(path: str) -> dict:
-    """The dict stored in a checkpoint file. ``weights_only`` loading admits tensors and plain
-    values only, so a file crafted to run code when unpickled is refused, not run. The zip
-    archive is checked first, its records' checksums included: torch would unpickle a damaged
-    one."""
-    check_model_archive(path, checksums=True)
-    try:
-        with warnings.catch_warnings():  # torch's notes on odd pickles would break the one line
-            warnings.simplefilter("ignore")
-            state = torch.load(path, map_location="cpu", weights_only=True)
-    except (
-        pickle.UnpicklingError,
-        RuntimeError,
-        EOFError,
-        ValueError,
-        OSError,
-        KeyError,
-        IndexError,
-        TypeError,
-        AttributeError,
-        MemoryError,
-        RecursionError,
-    ) as error:
-        if "Weights only load failed" in str(error):
-            # A pickle that names a Python callable (os.system, ...) is what code execution
-            # needs; torch's advice on weights_only is for files one trusts, so it is not shown.
-            raise CrftagError(
-                f"{path}: refused: the file holds objects other than tensors and plain values "
-                "(it may try to run code when loaded); crftag checkpoints never do"
-            ) from None
-        raise CrftagError(
-            f"{path}: not a loadable crftag checkpoint ({type(error).__name__})"
-        ) from None
-    if not isinstance(state, dict):
-        raise CrftagError(f"{path}: not a crftag checkpoint")
-    return _vocabularies_read(state, path)
-
-
-def _vocabularies_read(state: dict, path: str) -> dict:
-    """``state`` with its vocabularies as :func:`write_checkpoint` was given them: stored as a
-    JSON string since format 2, as plain values before."""
-    text = state.get("vocabularies")
-    if not isinstance(text, str):
-        return state
-    try:
-        return {**state, "vocabularies": json.loads(text)}
-    except (ValueError, RecursionError):
-        raise CrftagError(f"{path}: vocabularies: not valid JSON") from None
-
-
 def load_model(path: str, device: torch.device | str = "cpu") -> LoadedModel:
     """Load a checkpoint, or an exported model (its weights as the export holds them),
     without executing anything stored in it."""
@@ -241,7 +176,7 @@ def loaded_from_payload(state: dict, source: str) -> LoadedModel:
     been checked against what it describes (:mod:`crftag.modelfiles.checkpoint_schema`)."""
     check_payload(state, source)
     config = Config.from_dict(state["config"], source=source)  # the network's sizes bounded
-    vocabularies = Vocabularies.from_state(state["vocabularies"])
+    vocabularies = vocabularies_from_state(state["vocabularies"])
     # Built on the CPU, within the sizes checked above, then checked against the weights: a
     # skeleton on the meta device would cost more than the model, since its initialisers
     # import torch's compiler stack (about 1.7 s of start-up).

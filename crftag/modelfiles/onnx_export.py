@@ -25,7 +25,7 @@ from crftag.data.atomic import atomic_output
 from crftag.data.vocab import Vocabularies
 from crftag.errors import CrftagError
 from crftag.features.base import INPUT, STATES
-from crftag.features.registry import active_features, carried_features
+from crftag.features.registry import active_features, carried_features, vocabularies_from_state
 from crftag.modelfiles.onnx_graph import INT32, Graph, bilstm
 
 __all__ = ["METADATA_KEY", "OPSET", "onnx_model", "write_onnx"]
@@ -105,7 +105,7 @@ def onnx_model(metadata: Mapping, weights: Mapping[str, np.ndarray]):
         if feature.onnx_refusal is not None:
             raise CrftagError(f"{feature.key}: ONNX export {feature.onnx_refusal}")
     graph = Graph()
-    vocabularies = Vocabularies.from_state(metadata["vocabularies"])
+    vocabularies = vocabularies_from_state(metadata["vocabularies"])
     steps = graph.op("Transpose", _features(graph, weights, model, vocabularies), perm=[1, 0, 2])
     lengths = graph.op("Cast", "lengths", to=INT32)  # as LSTM's sequence_lens
     size = weights["encoder.lstm.weight_hh_l0"].shape[1]

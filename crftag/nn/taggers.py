@@ -120,7 +120,7 @@ class _VocabularyStates(Mapping):
         self.vocabularies = vocabularies
 
     def __getitem__(self, key: str):
-        value = getattr(self.vocabularies, key, None)
+        value = self.vocabularies.resources.get(key, getattr(self.vocabularies, key, None))
         if value is None:
             raise KeyError(key)
         return value.to_state() if hasattr(value, "to_state") else value

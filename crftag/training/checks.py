@@ -16,6 +16,7 @@ from crftag.data.perturb import PERTURBATIONS
 from crftag.data.vectors import embeddings_dims
 from crftag.data.vocab import PAD, UNK, Vocabularies, Vocabulary
 from crftag.errors import CrftagError
+from crftag.features.registry import FEATURES, active_features
 from crftag.modelfiles.checkpoint_schema import MAX_PARAMETERS
 from crftag.nn.taggers import build_model
 from crftag.training.corpus import training_files
@@ -206,7 +207,8 @@ def check_data_files(config: Config) -> None:
             what = f"{not_regular(path)}, expected a regular file"
         raise CrftagError(f"{name}: {path}: {what}")
     named = [("model.embeddings", path) for path in vector_files(config)]
-    named += [(f"model.lexicons.{k}", path) for k, path in (config.model.lexicons or {}).items()]
+    for feature in active_features(dataclasses.asdict(config.model)):
+        named += feature.input_files(config)
     for name, path in named:
         if os.path.lexists(path) and not is_regular_file(path):
             raise CrftagError(f"{name}: {path}: {not_regular(path)}, expected a file")
@@ -214,21 +216,22 @@ def check_data_files(config: Config) -> None:
 
 def check_model_settings(config: Config) -> None:
     """The model settings fit the encoder, and the word vectors the word embedding."""
+    model = dataclasses.asdict(config.model)
     if config.model.encoder == "features":
         _check_feature_training(config)
         # Settings that work on the BiLSTM's inputs and states, which the features encoder does
         # not have.
-        names = ("document_context", "hidden_layer", "locked_dropout", "lexicons", "char_lm")
-        names += ("transformer",)
-        for name in names:
-            if getattr(config.model, name):
-                raise CrftagError(
-                    f"model.{name} needs the BiLSTM encoder: remove it or set model.encoder: bilstm"
-                )
-    if config.model.hidden_size == 0 and config.model.transformer is None:
+        keys = [f"model.{name}" for name in ("hidden_layer", "locked_dropout") if model[name]]
+        keys += [feature.key for feature in active_features(model) if feature.needs_bilstm]
+        if keys:
+            raise CrftagError(
+                f"{keys[0]} needs the BiLSTM encoder: remove it or set model.encoder: bilstm"
+            )
+    alone = [feature for feature in FEATURES if feature.without_bilstm]
+    if config.model.hidden_size == 0 and not any(feature.active(model) for feature in alone):
         raise CrftagError(
-            "model.hidden_size: 0 (no BiLSTM) is for a CRF on model.transformer; set one, or "
-            "hidden_size of 1 or more"
+            f"model.hidden_size: 0 (no BiLSTM) is for a CRF on "
+            f"{' or '.join(feature.key for feature in alone)}; set one, or hidden_size of 1 or more"
         )
     if config.model.embeddings is not None:
         if config.model.encoder == "features":

@@ -19,13 +19,11 @@ from crftag.config.sections import Config
 from crftag.data.batching import Encoded, encode
 from crftag.data.conll import Sentence, document_keys, open_binary, read_columns
 from crftag.data.labelled import ANNOTATION_FORMATS, COLUMN_FORMATS, detect_labelled_format
-from crftag.data.lexicons import read_lexicons
 from crftag.data.partial import UNKNOWN, has_unknown, in_scheme, known, permitted_tags
 from crftag.data.schemes import detect_scheme, is_span_tagset
 from crftag.data.vocab import Vocabularies, Vocabulary
 from crftag.errors import CrftagError
-from crftag.modelfiles.char_lm_files import load_char_lm, pretrained_codes
-from crftag.nn.transformer import load_encoder_files
+from crftag.features.registry import read_resources
 
 __all__ = [
     "TrainingSet",
@@ -142,8 +140,9 @@ def _where_is(config: Config, path: str, tag: str) -> str:
 def build_vocabularies(
     config: Config, sentences: list[Sentence], train_scheme: str
 ) -> Vocabularies:
-    """Words (by their look-up form), characters and tags of the training sentences, and the
-    entries of the dictionaries of ``model.lexicons``, and the characters of ``model.char_lm``."""
+    """Words (by their look-up form), characters and tags of the training sentences, and what
+    each of the model's features keeps in the vocabularies, read from the files the config
+    names (``Feature.read_resource``: a model's dictionaries, ...)."""
     words: Counter[str] = Counter()
     chars: Counter[str] = Counter()
     tags: Counter[str] = Counter()
@@ -155,14 +154,7 @@ def build_vocabularies(
         normalize_digits=config.vocab.normalize_digits,
         feature_buckets=config.model.feature_buckets if config.model.encoder == "features" else 0,
         max_word_chars=config.model.max_word_chars,
-        lexicons=read_lexicons(config.model.lexicons) if config.model.lexicons else None,
-        char_lm=None
-        if config.model.char_lm is None
-        else pretrained_codes(load_char_lm(config.model.char_lm, "model.char_lm")),
-        # With train.init_from the encoder's files are the base model's own.
-        transformer=None
-        if config.model.transformer is None or config.train.init_from is not None
-        else load_encoder_files(config.model.transformer),
+        resources=read_resources(config),
     )
     for sentence in sentences:
         words.update(vocabularies.word_key(token) for token in sentence.tokens)

@@ -21,6 +21,7 @@ from crftag.config.sections import TRAIN_SCHEMES, Config, ModelConfig, read_conf
 from crftag.data.conll import Sentence
 from crftag.data.vocab import Vocabularies, Vocabulary
 from crftag.errors import CrftagError
+from crftag.features.registry import FEATURES, vocabularies_from_state
 from crftag.modelfiles.checkpoint import LoadedModel, load_model
 from crftag.modelfiles.registry import BUNDLED_MODELS
 from crftag.nn.taggers import CRFTagger
@@ -45,8 +46,10 @@ ARCHITECTURE_KEYS = tuple(
     + ["vocab.lowercase", "vocab.normalize_digits"]  # how words are looked up in the old rows
 )
 # Keys a base model's own value is not taken for: its vectors' path is the machine it was
-# trained on's, and the new words' vectors are a choice for the new data.
-_NOT_INHERITED = ("embeddings", "freeze_embeddings", "lexicons")
+# trained on's, and the new words' vectors are a choice for the new data; and those of the
+# features that take what the new config gives (``Feature.inherited``).
+_NOT_INHERITED = ("embeddings", "freeze_embeddings")
+_NOT_INHERITED += tuple(f.key.split(".", 1)[1] for f in FEATURES if not f.inherited)
 # The CRF's constraint buffers follow the tag set; build_model makes them for the merged one.
 _REBUILT = ("crf.allowed", "crf.allowed_start", "crf.allowed_end")
 # The dimensions of each weight that run over the tags (the others run over words, characters
@@ -123,14 +126,25 @@ def check_architecture(config: Config, base: LoadedModel, train_scheme: str) -> 
         )
 
 
+def _merged_resources(merged: Vocabularies, new: Vocabularies) -> dict:
+    """Each feature's resource: the base model's (a copy, in ``merged``), or the new one for a
+    feature not :attr:`~crftag.features.base.Feature.inherited`, in registry order."""
+    resources = {}
+    for feature in FEATURES:
+        resource = feature.resource(merged if feature.inherited else new)
+        if resource is not None:
+            resources[feature.vocabulary_key] = resource
+    return resources
+
+
 def merge_vocabularies(base: Vocabularies, new: Vocabularies, config: Config) -> Vocabularies:
     """``base``'s vocabularies with ``new``'s symbols that it lacks appended (words, characters),
     so every old symbol keeps its index; the tags as :func:`plan_tags` lays them out under
     ``train.label_map`` and ``train.drop_old_labels``."""
-    merged = Vocabularies.from_state(base.to_state())
+    merged = vocabularies_from_state(base.to_state())
     merged.words.extend(new.words.symbols)
     merged.chars.extend(new.chars.symbols)
-    merged.lexicons = new.lexicons  # the dictionaries as read now
+    merged.resources = _merged_resources(merged, new)
     tags = plan_tags(
         base.tags.symbols,
         new.tags.symbols,

@@ -14,18 +14,21 @@ regularisation applied exactly as a multiplicative decay of all weights (the upd
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
 from crftag.config.sections import Config, TrainConfig
+from crftag.features.registry import feature_modules
 
 __all__ = ["SparseSGD", "learning_rate", "make_optimizer", "set_learning_rate"]
 
 
 def make_optimizer(config: Config, model: torch.nn.Module) -> torch.optim.Optimizer:
     """The optimizer of ``config.train`` over the model's trained parameters. With
-    ``train.embedding_lr_scale`` the word embeddings, and a fine-tuned ``model.transformer``
-    (``model.transformer_lr_scale``), are parameter groups of their own, whose ``lr_scale``
-    :func:`set_learning_rate` applies."""
+    ``train.embedding_lr_scale`` the word embeddings, and the groups a feature asks for
+    (``Feature.parameter_groups``: a fine-tuned pretrained encoder), are parameter groups of
+    their own, whose ``lr_scale`` :func:`set_learning_rate` applies."""
     settings = config.train
     parameters = [p for p in model.parameters() if p.requires_grad]
     if config.model.encoder == "features":
@@ -34,9 +37,8 @@ def make_optimizer(config: Config, model: torch.nn.Module) -> torch.optim.Optimi
     embedding = model.word_embedding.weight
     if settings.embedding_lr_scale != 1.0 and embedding.requires_grad:
         scaled.append(([embedding], settings.embedding_lr_scale))
-    if config.model.transformer is not None and config.model.transformer_finetune:
-        encoder = list(model.transformer.encoder.parameters())
-        scaled.append((encoder, config.model.transformer_lr_scale))
+    for feature, module in feature_modules(dataclasses.asdict(config.model), model):
+        scaled += feature.parameter_groups(module, config)
     if scaled:
         taken = {id(p) for group, _ in scaled for p in group}
         parameters = [

@@ -3,6 +3,7 @@ optimizer, and the state a resumed run continues from."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 from dataclasses import dataclass
@@ -13,13 +14,11 @@ from torch.nn.parallel import DistributedDataParallel
 from crftag.config.sections import Config
 from crftag.data.conll import Sentence
 from crftag.data.vectors import read_embeddings
-from crftag.data.vocab import Vocabularies
 from crftag.errors import CrftagError
-from crftag.modelfiles.char_lm_files import load_char_lm
+from crftag.features.registry import feature_modules, vocabularies_from_state
 from crftag.modelfiles.checkpoint import LoadedModel
 from crftag.nn.encoders import use_fast_training
 from crftag.nn.taggers import CRFTagger, build_model
-from crftag.nn.transformer import load_encoder_weights
 from crftag.training.averaging import WeightAverage
 from crftag.training.checks import check_model_size
 from crftag.training.corpus import (
@@ -121,11 +120,9 @@ def start_run(
     check_model_size(config, vocabularies, device)
     torch.manual_seed(config.train.seed)
     model = build_model(config, vocabularies, train_scheme)
-    if config.model.char_lm is not None and resume is None:
-        pretrained = load_char_lm(config.model.char_lm, "model.char_lm")
-        model.char_lm.load_state_dict(pretrained.models.state_dict())
-    if config.model.transformer is not None and resume is None and base is None:
-        model.transformer.encoder.load_state_dict(load_encoder_weights(config.model.transformer))
+    features = feature_modules(dataclasses.asdict(config.model), model)
+    for feature, module in features:
+        feature.load_pretrained(module, config, resumed=resume is not None, base=base)
     if embeddings is not None:
         initialise_embeddings(model, vocabularies, embeddings)
     if base is not None:
@@ -155,10 +152,9 @@ def start_run(
     run.state.batch_order_state = run.batch_order.getstate()
     if resume is not None:
         _restore(run, resume)
-    if config.model.transformer is not None and not config.model.transformer_finetune:
-        # The frozen encoder's states of every distinct training sentence, once for all epochs.
-        sentences = [sentence.tokens for sentence in training.sentences]
-        model.transformer.extract(sentences, show_progress=show_progress and group.main)
+    sentences = [sentence.tokens for sentence in training.sentences]
+    for feature, module in features:
+        feature.prepare(module, sentences, show_progress=show_progress and group.main)
     # Buffers (the fixed embedding rows) never change in training: sent once here, rather than
     # by DistributedDataParallel before every forward.
     group.broadcast_tensors(list(model.buffers()))
@@ -180,7 +176,7 @@ def _vocabularies(
     resumed run's own; else built on rank 0 (after the old model's, with ``init_from``),
     extended with vector words, and sent to every rank so all index words and tags alike."""
     if resume is not None:
-        return Vocabularies.from_state(resume["vocabularies"]), None, None
+        return vocabularies_from_state(resume["vocabularies"]), None, None
     embeddings = vocabularies = None
     if not group.main:
         base = None  # rank 0's weights reach the others through DistributedDataParallel
@@ -201,7 +197,7 @@ def _vocabularies(
             extend_with_embeddings(vocabularies, embeddings, config.vocab.embedding_words)
     if group.world_size > 1:
         shared = group.broadcast(vocabularies.to_state() if group.main else None)
-        vocabularies = Vocabularies.from_state(shared)
+        vocabularies = vocabularies_from_state(shared)
     return vocabularies, embeddings, base
 
 

@@ -75,9 +75,10 @@ def test_files_are_read_one_entry_a_line_with_located_errors(tmp_path):
 def test_the_vocabularies_state_keeps_the_entries_and_is_unchanged_without_them():
     plain = Vocabularies(Vocabulary(["a"]), Vocabulary(["a"]), Vocabulary(["O"], has_unknown=False))
     assert "lexicons" not in plain.to_state()
-    assert Vocabularies.from_state(plain.to_state()).lexicons is None
-    plain.lexicons = _lexicons(LOC=["new york", "berlin"], ORG=["acme"])
-    again = Vocabularies.from_state(plain.to_state())
-    assert again.lexicons.types == ["LOC", "ORG"]
+    decoders = {"lexicons": Lexicons.from_state}
+    assert Vocabularies.from_state(plain.to_state(), decoders).resources == {}
+    plain.resources["lexicons"] = _lexicons(LOC=["new york", "berlin"], ORG=["acme"])
+    again = Vocabularies.from_state(plain.to_state(), decoders).resources["lexicons"]
+    assert again.types == ["LOC", "ORG"]
     tokens = ["acme", "in", "New", "York"]
-    assert again.lexicons.features(tokens) == plain.lexicons.features(tokens)
+    assert again.features(tokens) == plain.resources["lexicons"].features(tokens)

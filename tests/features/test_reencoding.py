@@ -19,8 +19,12 @@ def vocabularies_with_every_feature() -> Vocabularies:
         chars=Vocabulary(["<pad>", "<unk>", *sorted(set("Berlinflightsto"))]),
         tags=Vocabulary(["O", "B-LOC"], has_unknown=False),
         feature_buckets=64,
-        lexicons=Lexicons({"LOC": [("berlin",)]}),
-        char_lm=CharCodes(sorted(set("Berlinflightsto ")), {"char_dim": 3, "hidden_size": 4}),
+        resources={
+            "lexicons": Lexicons({"LOC": [("berlin",)]}),
+            "char_lm": CharCodes(
+                sorted(set("Berlinflightsto ")), {"char_dim": 3, "hidden_size": 4}
+            ),
+        },
     )
 
 

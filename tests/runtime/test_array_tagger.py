@@ -85,7 +85,8 @@ def test_the_exported_model_with_a_char_lm_gives_the_torch_tags(
     settings = {"model__char_lm": char_lm_dir, "model__char_lm_finetune": finetune}
     tagger, _ = train_tiny(train__epochs=2, **settings)
     runtime = exported(tagger, tmp_path)
-    assert runtime.vocabularies.char_lm.symbols == tagger.vocabularies.char_lm.symbols
+    codes = runtime.vocabularies.resources["char_lm"]
+    assert codes.symbols == tagger.vocabularies.resources["char_lm"].symbols
     sentences, documents = sentences_and_documents()
     assert runtime.tag(sentences, 16) == tagger.tag(sentences, 16)
 
@@ -105,12 +106,12 @@ def test_onnx_export_refuses_pretrained_character_models_in_one_line(
 def test_an_export_carries_its_dictionaries(trained_tiny, tmp_path):
     tagger = trained_tiny(train__epochs=2, model__lexicons=LEXICONS)
     runtime = exported(tagger, tmp_path)
-    assert runtime.vocabularies.lexicons.types == ["LOC", "ORG"]
+    assert runtime.vocabularies.resources["lexicons"].types == ["LOC", "ORG"]
     sentence = ["Siemens", "AG", "in", "New", "York"]
     expected = [[0, 1], [0, 3], [0, 0], [1, 0], [3, 0]]
-    assert runtime.vocabularies.lexicons.features(sentence) == expected
+    assert runtime.vocabularies.resources["lexicons"].features(sentence) == expected
     # the dictionaries' own files are not read again when tagging
-    assert tagger.vocabularies.lexicons.features(sentence) == expected
+    assert tagger.vocabularies.resources["lexicons"].features(sentence) == expected
 
 
 def test_long_sentences_are_tagged_in_the_same_pieces(trained_tiny, tmp_path):

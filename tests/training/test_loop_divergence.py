@@ -2,6 +2,7 @@
 diverged epoch is saved: never a model whose weights are NaN."""
 
 import torch
+from diverging import diverge_in_epoch
 
 # Plain SGD at the largest rate the config takes, summed loss, no clipping: the sample's
 # weights overflow within the first epoch.
@@ -27,15 +28,7 @@ def test_a_diverging_run_stops_and_saves_no_model(invoke, tiny_args, tmp_path):
 def test_an_epoch_that_diverges_after_a_good_one_keeps_the_good_model(
     invoke, tiny_args, tmp_path, monkeypatch
 ):
-    from crftag.training import loop
-
-    real_epoch = loop._run_epoch
-
-    def second_epoch_diverges(run, *args):
-        loss = real_epoch(run, *args)
-        return loss * float("nan") if run.state.epoch == 2 else loss
-
-    monkeypatch.setattr(loop, "_run_epoch", second_epoch_diverges)
+    diverge_in_epoch(monkeypatch, 2)
     run = tmp_path / "run"
     result = invoke(["train", "configs/sample.yaml", "-o", str(run), *tiny_args()])
     assert result.status == 2 and "training diverged in epoch 2" in result.stderr

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 import torch
+from diverging import diverge_in_epoch
 
 from crftag.errors import TrainingInterrupted
 from crftag.modelfiles.char_lm_files import load_char_lm
@@ -258,15 +259,7 @@ def test_a_resume_file_of_the_older_pretraining_format_is_one_line(tmp_path, inv
 def test_a_diverging_pretraining_is_one_line_and_keeps_the_last_good_state(
     tmp_path, text_file, invoke, monkeypatch
 ):
-    from crftag.training import loop
-
-    real_epoch = loop._run_epoch
-
-    def second_epoch_diverges(run, *args):
-        loss = real_epoch(run, *args)
-        return loss * float("nan") if run.state.epoch == 2 else loss
-
-    monkeypatch.setattr(loop, "_run_epoch", second_epoch_diverges)
+    diverge_in_epoch(monkeypatch, 2)
     out = tmp_path / "lm"
     result = invoke(["pretrain", text_file, "-o", str(out), "--epochs", "3", *TINY])
     assert result.status == 2 and result.stderr.endswith(

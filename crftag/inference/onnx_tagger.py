@@ -13,6 +13,7 @@ import numpy as np
 
 from crftag.config.sections import Config
 from crftag.errors import CrftagError
+from crftag.features.registry import carried_features
 from crftag.inference.array_tagger import ArrayBatch, ArrayTagger
 from crftag.modelfiles.checkpoint_schema import check_payload
 from crftag.modelfiles.onnx_export import METADATA_KEY
@@ -53,12 +54,16 @@ class OnnxTagger(ArrayTagger):
         self._init_description(metadata, source)
         self.runner = runner
         self._inputs = {node.name for node in runner.get_inputs()}
-        one = np.ones((1, 1), dtype=np.int64)
+        # The potentials are weights of the graph: any batch gives them, so one sentence of one
+        # token whose every input is 0 (padding, the first group).
+        dummy = {
+            name: np.zeros((1,) * len(dimensions), dtype=np.int64)
+            for feature in carried_features(self.model_config)
+            for name, dimensions in feature.onnx_inputs()
+        }
         potentials = runner.run(
             ["transitions", "start_transitions", "end_transitions"],
-            self._feeds(
-                ArrayBatch({"words": one, "chars": one[:, :, None], "groups": one * 0}, one[0])
-            ),
+            self._feeds(ArrayBatch(dummy, np.ones(1, dtype=np.int64))),
         )
         self._init_crf(*potentials)
 

@@ -20,8 +20,8 @@ from crftag.crf.crf import CRF
 from crftag.data.batching import Batch
 from crftag.data.schemes import allowed_transitions
 from crftag.data.vocab import Vocabularies
-from crftag.features.base import INPUT, STATES
-from crftag.features.registry import active_features
+from crftag.features.base import INPUT, SPARSE, STATES
+from crftag.features.registry import FEATURES, active_features
 from crftag.nn.encoders import Dropout, LockedDropout, WordBiLSTM
 
 __all__ = ["BiLSTMCRF", "CRFTagger", "FeatureCRF", "build_model"]
@@ -76,14 +76,17 @@ class FeatureCRF(CRFTagger):
 
     def __init__(self, *, buckets: int, num_tags: int, constraints: tuple | None = None) -> None:
         super().__init__()
+        # The batch's field of the sparse feature the CRF reads (hashed token features).
+        (self.field,) = [feature.name for feature in FEATURES if feature.stage == SPARSE]
         # Row 0 is the padding feature. Padded positions' emissions never reach the CRF's scores,
         # so it gets no gradient and stays zero without embedding_bag's (20x slower) padding_idx.
         self.weights = nn.Parameter(torch.zeros(buckets + 1, num_tags))
         self.crf = _crf(num_tags, constraints)
 
     def emissions(self, batch: Batch) -> torch.Tensor:
-        batch_size, length, width = batch.hashed.shape  # (B, T, F)
-        summed = _SparseRowSum.apply(batch.hashed.view(-1, width), self.weights)  # (B*T, K)
+        rows = batch.inputs[self.field]  # (B, T, F)
+        batch_size, length, width = rows.shape
+        summed = _SparseRowSum.apply(rows.view(-1, width), self.weights)  # (B*T, K)
         return summed.view(batch_size, length, -1)
 
 

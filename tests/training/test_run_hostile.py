@@ -249,6 +249,7 @@ DAMAGE = {
         "torch_rng: not the state of torch's random generator",
     ),
     "not a resume file": (_set("format", "crftag"), "not a crftag resume file"),
+    "an unknown task": (_set("task", "tune"), "task: expected one of train, pretrain, got 'tune'"),
 }
 
 
@@ -263,6 +264,16 @@ def test_a_damaged_resume_file_is_one_line_naming_it(unfinished, invoke, damage)
     message = message.format(run=unfinished)
     one_error(invoke(["train", "--resume", str(unfinished)]), f"{path}: {message}")
     assert contents(unfinished) == before
+
+
+def test_a_resume_file_that_names_no_task_is_a_taggers_and_continues(unfinished, invoke):
+    path = unfinished / "resume.pt"
+    state = torch.load(path, weights_only=True)
+    assert state.pop("task") == "train"
+    torch.save(state, path)
+    result = invoke(["train", "--resume", str(unfinished), "-q"])
+    assert result.status == 0, result.stderr
+    assert (unfinished / "metrics.json").exists() and not path.exists()
 
 
 def _point_at_copy(directory, data):

@@ -44,7 +44,13 @@ from crftag.training.init_from import (
 )
 from crftag.training.label_map import tag_sources
 from crftag.training.optimizers import make_optimizer
-from crftag.training.state import RESUME_FILE, BestScoreTracker, RunState, check_resume_fits
+from crftag.training.state import (
+    RESUME_FILE,
+    BestScoreTracker,
+    RunState,
+    check_resume_fits,
+    restore_run,
+)
 from crftag.training.step import epoch_batches
 
 __all__ = ["Run", "start_run"]
@@ -216,9 +222,4 @@ def _restore(run: Run, resume: dict) -> None:
     )
     path = os.path.join(run.output_dir or "", RESUME_FILE)
     check_resume_fits(resume, run.model, run.optimizer, len(run.group.shard(batches)), path)
-    run.model.load_state_dict(resume["state_dict"])
-    run.optimizer.load_state_dict(resume["optimizer"])
-    run.average.load_state_dict(resume["average"])
-    run.state = state
-    run.tracker.load_state_dict(resume["run_state"])
-    torch.set_rng_state(resume["torch_rng"])
+    restore_run(run, resume)

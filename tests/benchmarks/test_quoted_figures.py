@@ -176,7 +176,11 @@ def _recorded_row(your_data: dict, corpus: str, name: str) -> str:
     )
 
 
-ENCODER_ROWS = {"encoder": "beside GloVe", "encoder_only": "without GloVe"}
+ENCODER_ROWS = {
+    "encoder": "beside GloVe",
+    "encoder_only": "without GloVe",
+    "encoder_finetuned": "fine-tuned, beside GloVe (8 epochs)",
+}
 CORPUS_NAMES = {"btc": "BTC", "bc5cdr": "BC5CDR", "conll03": "CoNLL-2003"}
 
 
@@ -222,6 +226,7 @@ def _peers_table(results: dict) -> str:
 ENCODER_RECORDED = [
     ("btc", "encoder"),
     ("btc", "encoder_only"),
+    ("btc", "encoder_finetuned"),
     ("bc5cdr", "encoder"),
     ("bc5cdr", "encoder_only"),
     ("conll03", "encoder"),

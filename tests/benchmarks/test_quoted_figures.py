@@ -230,6 +230,7 @@ ENCODER_RECORDED = [
     ("bc5cdr", "encoder"),
     ("bc5cdr", "encoder_only"),
     ("conll03", "encoder"),
+    ("conll03", "encoder_only"),
 ]
 
 QUOTATIONS = [

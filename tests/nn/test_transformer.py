@@ -38,8 +38,10 @@ def _words(pretrained, **settings) -> TransformerWords:
 
 
 def _direct(module: TransformerWords, window_ids: list[int]) -> torch.Tensor:
-    """(L, N, D) the encoder's own states of one window of subword ids, framed as usual."""
-    ids = torch.tensor([module.tokenizer.build_inputs_with_special_tokens(window_ids)])
+    """(L, N, D) the encoder's own states of one window of subword ids, framed as BERT frames
+    one sequence: [CLS] ids [SEP]."""
+    tokenizer = module.tokenizer
+    ids = torch.tensor([[tokenizer.cls_token_id, *window_ids, tokenizer.sep_token_id]])
     with torch.no_grad():
         output = module.encoder(input_ids=ids, output_hidden_states=True)
     return torch.stack(output.hidden_states[-module.layers :], dim=2)[0, module.prefix :]

@@ -24,7 +24,7 @@ def sample_words(limit: int = 300) -> list[str]:
 def save_tiny_bert(folder: pathlib.Path, *, max_positions: int = 64) -> pathlib.Path:
     """Write the tiny BERT and its fast tokenizer to ``folder``; return it."""
     import torch
-    from transformers import BertConfig, BertModel, BertTokenizerFast
+    from transformers import BertConfig, BertModel
 
     pieces = list(string.ascii_lowercase + string.digits + string.punctuation)
     vocabulary = list(dict.fromkeys([*SPECIALS, *pieces, *(f"##{p}" for p in pieces)]))
@@ -32,8 +32,7 @@ def save_tiny_bert(folder: pathlib.Path, *, max_positions: int = 64) -> pathlib.
     folder.mkdir(parents=True, exist_ok=True)
     vocab_file = folder / "vocab.txt"
     vocab_file.write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
-    tokenizer = BertTokenizerFast(vocab_file=str(vocab_file), do_lower_case=True)
-    tokenizer.model_max_length = max_positions
+    tokenizer = bert_tokenizer(vocabulary, max_positions)
     torch.manual_seed(0)
     config = BertConfig(
         vocab_size=len(vocabulary),
@@ -46,3 +45,27 @@ def save_tiny_bert(folder: pathlib.Path, *, max_positions: int = 64) -> pathlib.
     BertModel(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def bert_tokenizer(vocabulary: list[str], max_positions: int):
+    """BERT's uncased WordPiece tokenizer over ``vocabulary``, built with the tokenizers library
+    itself: transformers 5's ``BertTokenizerFast(vocab_file=...)`` reads no vocabulary, so a
+    tokenizer made that way would turn every word into [UNK] under one version and not the
+    other."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    ids = {piece: index for index, piece in enumerate(vocabulary)}
+    backend = Tokenizer(models.WordPiece(ids, unk_token="[UNK]"))
+    backend.normalizer = normalizers.BertNormalizer(lowercase=True)
+    backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    backend.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", ids["[CLS]"]), ("[SEP]", ids["[SEP]"])],
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        model_max_length=max_positions,
+        **{f"{name}_token": f"[{name.upper()}]" for name in ("pad", "unk", "cls", "sep", "mask")},
+    )

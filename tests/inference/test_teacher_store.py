@@ -1,9 +1,9 @@
-"""The teacher's store: the stored posteriors are the teacher's, a stopped labelling continues
+"""The teacher's store: the stored posteriors are the teacher's (crftag.crf.distillation's
+teacher_marginals, checked there against enumeration), a stopped labelling continues
 to the very store an unstopped one writes, a finished store is reused as it is, and a store of
 another teacher, text or format, or one changed since, is refused in one line."""
 
 import gzip
-import itertools
 import math
 import os
 import pathlib
@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 import torch
 
-from crftag.crf.crf import CRF
+from crftag.crf.distillation import teacher_marginals
 from crftag.data.batching import build_batch
 from crftag.errors import CrftagError
 from crftag.inference import teacher as teacher_module
 from crftag.inference import teacher_store
-from crftag.inference.teacher import _teacher_marginals, load_teacher
+from crftag.inference.teacher import load_teacher
 from crftag.inference.teacher_store import label_text, open_store, teacher_digest, text_digest
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "encoder_models"
@@ -64,7 +64,7 @@ def test_the_stored_posteriors_are_the_teachers(teacher, text, tmp_path, capsys)
         batch = build_batch([tokens], teacher.vocabularies)
         with torch.inference_mode():
             emissions = teacher.model.emissions(batch)
-            expected, pairs = _teacher_marginals(crf, emissions, batch.mask, 2.0)
+            expected, pairs = teacher_marginals(crf, emissions, batch.mask, 2.0)
             best, _ = crf.decode(emissions, batch.mask)
         token_marginals, transition_marginals = store.marginals(i)
         assert token_marginals.dtype == transition_marginals.dtype == np.float32
@@ -75,46 +75,15 @@ def test_the_stored_posteriors_are_the_teachers(teacher, text, tmp_path, capsys)
         assert store.viterbi(i) == [teacher.tag_symbols[t] for t in best[0].tolist()]
 
 
-def brute_force(crf, emissions, temperature):
-    """Token and summed transition marginals (T, K), (K, K) of one sentence by enumerating
-    every tag sequence, in float64."""
-    transitions, start, end = (p.double() / temperature for p in crf.potentials())
-    emissions = emissions.double() / temperature
-    length, num_tags = emissions.shape
-    tokens, pairs = (
-        torch.zeros(length, num_tags, dtype=torch.float64),
-        torch.zeros(num_tags, num_tags, dtype=torch.float64),
-    )
-    total = 0.0
-    for path in itertools.product(range(num_tags), repeat=length):
-        score = start[path[0]] + end[path[-1]] + sum(emissions[t, y] for t, y in enumerate(path))
-        score = score + sum(transitions[a, b] for a, b in itertools.pairwise(path))
-        weight = torch.exp(score)
-        total += weight
-        for t, y in enumerate(path):
-            tokens[t, y] += weight
-        for a, b in itertools.pairwise(path):
-            pairs[a, b] += weight
-    return tokens / total, pairs / total
-
-
-@pytest.mark.parametrize("temperature", [1.0, 0.5, 3.0])
-def test_the_marginals_match_brute_force_enumeration(temperature):
-    torch.manual_seed(0)
-    allowed = torch.ones(3, 3, dtype=torch.bool)
-    allowed[0, 2] = False  # a forbidden move, as a scheme's constraints make one
-    crf = CRF(3, allowed=allowed, allowed_start=torch.tensor([True, True, False]))
-    with torch.no_grad():
-        for parameter in crf.parameters():
-            parameter.normal_()
-    emissions = torch.randn(2, 4, 3)
-    mask = torch.tensor([[True] * 4, [True] * 3 + [False]])
-    tokens, pairs = _teacher_marginals(crf, emissions, mask, temperature)
-    for row, length in enumerate([4, 3]):
-        expected_tokens, expected_pairs = brute_force(crf, emissions[row, :length], temperature)
-        torch.testing.assert_close(tokens[row, :length].double(), expected_tokens)
-        torch.testing.assert_close(pairs[row].double(), expected_pairs)
-        assert not tokens[row, length:].any()
+def test_at_temperature_one_the_token_marginals_are_the_crfs_own(teacher, text, tmp_path):
+    """Against the CRF's own forward-backward (CRF.marginals), another implementation."""
+    store = label(teacher, text, tmp_path / "store")
+    for i in range(len(store)):
+        batch = build_batch([store.sentence(i)], teacher.vocabularies)
+        with torch.inference_mode():
+            emissions = teacher.model.emissions(batch)
+            expected = teacher.model.crf.marginals(emissions, batch.mask)[0].numpy()
+        np.testing.assert_allclose(store.marginals(i)[0], expected, rtol=2**-11, atol=1e-7)
 
 
 def test_a_stopped_labelling_continues_to_the_same_store(teacher, text, tmp_path, monkeypatch):

@@ -230,3 +230,11 @@ def test_a_sentence_is_labelled_alike_alone_and_in_a_batch(teacher):
             together.transition_marginals[i], single.transition_marginals[0], rtol=1e-5, atol=1e-9
         )
         assert together.viterbi[i].tolist() == single.viterbi[0].tolist()
+
+
+def test_the_docs_say_the_shard_size_and_line_limit_the_code_uses():
+    from crftag.data.lines import MAX_LINE_BYTES
+
+    docs = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "distillation.md").read_text()
+    assert f"at least {teacher_store.SHARD_SENTENCES} consecutive sentences" in docs
+    assert f"longer than {MAX_LINE_BYTES >> 20} MiB" in docs

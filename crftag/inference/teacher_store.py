@@ -29,7 +29,7 @@ from crftag.data.unlabelled_text import (
     sentences_digest,
     text_digest,
 )
-from crftag.errors import CrftagError
+from crftag.errors import CrftagError, TrainingInterrupted
 from crftag.inference.base import TaggerBase
 from crftag.inference.teacher import label_sentences, teacher_digest, torch_teacher
 from crftag.inference.teacher_files import (
@@ -133,22 +133,31 @@ def _label_shards(teacher, sentences, documents, store_dir, manifest, batch_size
         desc="labelling",
         unit="sentence",
     )
-    with bar:
-        for index in range(done, len(sizes)):
-            first, last = starts[index], starts[index + 1]
-            labels = label_sentences(
-                teacher,
-                sentences[first:last],
-                documents[first:last],
-                temperature=manifest["temperature"],
-                batch_size=batch_size,
-                on_batch=bar.update,
-            )
-            data = shard_bytes(sentences[first:last], labels)
-            digest = _write_shard(os.path.join(store_dir, shard_name(index)), data)
-            manifest["shard_digests"].append(digest)
-            manifest["complete"] = index + 1 == len(sizes)
-            _write_manifest(store_dir, manifest)
+    try:
+        with bar:
+            for index in range(done, len(sizes)):
+                first, last = starts[index], starts[index + 1]
+                labels = label_sentences(
+                    teacher,
+                    sentences[first:last],
+                    documents[first:last],
+                    temperature=manifest["temperature"],
+                    batch_size=batch_size,
+                    on_batch=bar.update,
+                )
+                data = shard_bytes(sentences[first:last], labels)
+                digest = _write_shard(os.path.join(store_dir, shard_name(index)), data)
+                manifest["shard_digests"].append(digest)
+                manifest["complete"] = index + 1 == len(sizes)
+                _write_manifest(store_dir, manifest)
+    except (KeyboardInterrupt, TrainingInterrupted):
+        written = len(manifest["shard_digests"])
+        print(
+            f"crftag: note: labelling stopped with {written} of {len(sizes)} shards written to "
+            f"{store_dir}; labelling the same text with the same teacher continues from there",
+            file=sys.stderr,
+        )
+        raise
 
 
 def _write_shard(path: str, data: bytes) -> str:

@@ -86,7 +86,9 @@ def test_at_temperature_one_the_token_marginals_are_the_crfs_own(teacher, text, 
         np.testing.assert_allclose(store.marginals(i)[0], expected, rtol=2**-11, atol=1e-7)
 
 
-def test_a_stopped_labelling_continues_to_the_same_store(teacher, text, tmp_path, monkeypatch):
+def test_a_stopped_labelling_continues_to_the_same_store(
+    teacher, text, tmp_path, monkeypatch, capsys
+):
     monkeypatch.setattr(teacher_store, "SHARD_SENTENCES", 1)  # a shard a line
     whole = label(teacher, text, tmp_path / "whole")
     written = []
@@ -101,6 +103,7 @@ def test_a_stopped_labelling_continues_to_the_same_store(teacher, text, tmp_path
     monkeypatch.setattr(teacher_store, "_write_shard", stop_after_two)
     with pytest.raises(KeyboardInterrupt):
         label(teacher, text, tmp_path / "stopped")
+    assert "stopped with 2 of 5 shards written" in capsys.readouterr().err
     with pytest.raises(CrftagError, match="unfinished \\(2 of 5 shards\\)"):
         open_store(str(tmp_path / "stopped"))
     (tmp_path / "stopped" / ".partial-left-by-a-kill").write_bytes(b"half a shard")
@@ -166,8 +169,12 @@ def test_a_store_of_another_format_is_refused(teacher, text, tmp_path):
     folder = tmp_path / "store"
     label(teacher, text, folder)
     manifest = folder / "manifest.json"
-    manifest.write_text(manifest.read_text().replace('"format_version": 1', '"format_version": 2'))
+    original = manifest.read_text()
+    manifest.write_text(original.replace('"format_version": 1', '"format_version": 2'))
     with pytest.raises(CrftagError, match="format 2; this crftag reads format 1"):
+        open_store(str(folder))
+    manifest.write_text(original.replace('"removed": 2', '"removed": -2'))
+    with pytest.raises(CrftagError, match="manifest.json: damaged \\(removed\\)"):
         open_store(str(folder))
     manifest.write_text("{")
     with pytest.raises(CrftagError, match="manifest.json: damaged"):

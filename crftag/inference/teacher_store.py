@@ -2,11 +2,12 @@
 and read by every student run (docs/distillation.md).
 
 A store is a folder: ``manifest.json`` (what was labelled, by which teacher, and each shard's
-SHA-256) and ``shard-NNNNN.npz`` files, each the labels of about :data:`SHARD_SENTENCES`
-consecutive sentences (whole lines of the text). Every file is written whole or not at all
-(:mod:`crftag.data.atomic`), the manifest after each shard, so labelling that is stopped by
-Ctrl-C, SIGTERM or a kill continues from the last shard written, and gives byte for byte the
-store that an uninterrupted run gives (shards cut in one way, each computed alone).
+SHA-256) and ``shard-NNNNN.npz`` files, each the labels of at least :data:`SHARD_SENTENCES`
+consecutive sentences (the last one fewer), cut where a line of the text ends. Every file is
+written whole or not at all (:mod:`crftag.data.atomic`), the manifest after each shard, so
+labelling that is stopped by Ctrl-C, SIGTERM or a kill continues from the last shard written,
+and gives byte for byte the store that an uninterrupted run gives (shards cut in one way, each
+computed alone).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ __all__ = [
     "text_digest",
 ]
 
-SHARD_SENTENCES = 1024  # a stop loses at most this much work; the store holds one file per
+SHARD_SENTENCES = 1024  # the least a shard holds: a stop loses at most one shard's work
 
 
 def label_text(

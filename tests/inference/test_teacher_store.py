@@ -218,6 +218,21 @@ def test_a_bundled_model_teaches_through_its_weights_in_torch(text, tmp_path):
     assert [tag.replace("S-", "B-").replace("E-", "I-") for tag in store.viterbi(0)] == tags
 
 
+def test_a_sentence_over_the_taggers_limit_is_stored_as_its_pieces(teacher_path, tmp_path):
+    teacher = load_teacher(teacher_path)
+    teacher.max_length = 4
+    text = tmp_path / "text.txt"
+    text.write_text("EU rejects German call to boycott British lamb .\n", encoding="utf-8")
+    store = label(teacher, str(text), tmp_path / "store")
+    pieces = [store.sentence(i) for i in range(len(store))]
+    assert pieces == [
+        ("EU", "rejects", "German", "call"),
+        ("to", "boycott", "British", "lamb"),
+        (".",),
+    ]
+    assert [len(store.viterbi(i)) for i in range(3)] == [4, 4, 1]
+
+
 def test_a_shard_ends_where_a_line_ends():
     assert teacher_store._shard_sizes([0, 0, 1, 2, 2, 2, 3], 2) == [2, 4, 1]
     assert teacher_store._shard_sizes([0, 1, 2], 5) == [3]

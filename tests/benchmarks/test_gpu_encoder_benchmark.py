@@ -28,17 +28,25 @@ def bert(tmp_path_factory):
     return save_tiny_bert(tmp_path_factory.mktemp("encoders") / "bert")
 
 
-def test_each_part_measures_what_it_was_given(encoder_benchmark, bert, tmp_path):
+@pytest.fixture(scope="module")
+def measured(encoder_benchmark, bert, tmp_path_factory):
+    """(the section's report, its scratch folder)."""
+    scratch = tmp_path_factory.mktemp("scratch")
     section = encoder_benchmark.encoder_section(
         SAMPLE_CONFIG,
         OVERRIDES,
         torch.device("cpu"),
-        str(tmp_path),
+        str(scratch),
         600,
         folder=str(bert),
         steps=3,
         limit=SENTENCES,
     )
+    return section, scratch
+
+
+def test_each_part_measures_what_it_was_given(encoder_benchmark, measured):
+    section, scratch = measured
     assert json.loads(json.dumps(section)) == section
     assert section["weights"] == "bert, as saved" and section["layers"] == 3
     extraction = section["extraction"]
@@ -57,10 +65,31 @@ def test_each_part_measures_what_it_was_given(encoder_benchmark, bert, tmp_path)
     assert lines[0] == "encoder: bert (bert, as saved)"
     assert lines[-1].startswith("teacher labelling: ") and len(lines) == 6
     # The teacher's batches hold each non-empty sentence once, as the tagger batches them.
-    teacher = encoder_benchmark.load(str(tmp_path / "teacher.pt"), "cpu")
+    teacher = encoder_benchmark.load(str(scratch / "teacher.pt"), "cpu")
     sentences = [["EU", "rejects", "German", "call"], [], ["Peter", "Blackburn"]]
     assert encoder_benchmark.teacher_marginals(teacher, sentences, 1) == 2
     assert encoder_benchmark.teacher_marginals(teacher, sentences, 64) == 1
+
+
+def test_the_results_table_shows_each_part_beside_its_target(load_benchmark, measured):
+    section, _ = measured
+    table = load_benchmark("gpu_table").gpu_tables({"encoder": section}).splitlines()
+    assert table[0].startswith("The encoder on cpu: bert (bert, as saved), the mean of its last 3")
+    rows = table[4:]
+    assert [row.split(" | ")[0] for row in rows] == [
+        "| frozen extraction (training sentences)",
+        "| fine-tuning, 3 of 3 steps (16.0 sentences a step)",
+        "| tagging, batch 1",
+        "| tagging, batch 1024",
+        f"| labelling: {section['labelling']['what']}",
+    ]
+    assert all(
+        f"{SENTENCES} of {SENTENCES} (all)" in row for row in rows if "fine-tuning" not in row
+    )
+    failed = {"device": "cuda", "error": "OSError: no model"}
+    assert load_benchmark("gpu_table").gpu_tables({"encoder": failed}) == (
+        "The encoder section on cuda: OSError: no model.\n"
+    )
 
 
 def test_an_encoder_without_weights_is_given_random_ones(encoder_benchmark, bert, tmp_path):

@@ -10,8 +10,9 @@ it got (``complete``):
    few hundred steps, tokens/s, and what that projects for one epoch of a corpus of the BTC's
    size (6,338 sentences, 99,933 tokens) at the same rate;
 3. tagging: the tagger those steps trained, on the config's test sentences at batch 1 and 1024;
-4. labelling: the rate at which that tagger, as a distillation teacher, labels text (its
-   emissions, the CRF's marginals and Viterbi paths, batched as a tagger batches).
+4. labelling: the rate at which that tagger, read back from its model file as a distillation
+   teacher, labels text into its store (``label_text``: its posteriors, Viterbi paths and
+   transition marginals, written as shards on disk).
 
 On a CUDA device the encoder is all-MiniLM-L6-v2; a folder holding only an encoder's config and
 tokenizer (what benchmarks/gpu_carry.sh carries: the weights are too large to travel) is given
@@ -22,6 +23,7 @@ the encoder is the tiny random BERT of the tests: a smoke run of the path, not a
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 
@@ -33,10 +35,9 @@ sys.path.insert(0, ROOT)
 
 from benchmarks.gpu_profile import step_batches  # noqa: E402
 from crftag.config import load_config  # noqa: E402
-from crftag.data.batching import build_batch  # noqa: E402
-from crftag.data.indices import batch_rows  # noqa: E402
 from crftag.inference.loading import load  # noqa: E402
 from crftag.inference.tagger import Tagger  # noqa: E402
+from crftag.inference.teacher_store import SHARD_SENTENCES, label_text  # noqa: E402
 from crftag.modelfiles.checkpoint import save_model  # noqa: E402
 from crftag.nn.transformer import (  # noqa: E402
     TransformerWords,
@@ -119,8 +120,6 @@ def encoder_folder(folder: str | None, device: torch.device, scratch: str) -> tu
 def random_weights(folder: str, destination: str) -> str:
     """``destination``: the encoder that ``folder``'s config describes, with random weights
     (seed 0), beside ``folder``'s tokenizer."""
-    import shutil
-
     import transformers
 
     config = transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
@@ -237,43 +236,37 @@ def tagging(tagger: Tagger, sentences: list, device: torch.device, deadline: flo
 # 4. Labelling.
 
 
-def teacher_marginals(tagger: Tagger, sentences: list, batch_size: int) -> int:
-    """What a distillation teacher computes for ``sentences``, batched as a tagger batches them:
-    the emissions (B, T, K), the CRF's marginals (B, T, K) and Viterbi paths (B, T), copied to
-    the host. Returns the batches."""
-    model = tagger.model.eval()
+def labelling(teacher, sentences: list, device: torch.device, scratch: str, stop: float) -> dict:
+    """Words/s of ``label_text``, the distillation store of ``teacher``'s posteriors, on
+    ``sentences`` written out as text (a sentence a line), a store of SHARD_SENTENCES of them
+    at a time until done or past ``stop``; a warm-up store first. The words are those the
+    stores hold (the text read as distillation reads it: split into sentences and tokens)."""
+    stores = os.path.join(scratch, "stores")
+    shutil.rmtree(stores, ignore_errors=True)  # a finished store would be reused, not labelled
+    os.makedirs(stores)
     count = 0
-    with torch.inference_mode():
-        for indices, groups in batch_rows(sentences, batch_size, None, tagger.document_context):
-            batch = build_batch(
-                [sentences[i] for i in indices], tagger.vocabularies, documents=groups
-            )
-            batch = batch.to(tagger.device)
-            emissions = model.emissions(batch).float()  # (B, T, K)
-            marginals = model.crf.marginals(emissions, batch.mask)  # (B, T, K)
-            paths, _ = model.crf.decode(emissions, batch.mask)  # (B, T)
-            marginals.cpu().numpy(), paths.cpu().numpy()
-            count += 1
-    return count
-
-
-def labelling(tagger: Tagger, sentences: list, device: torch.device, deadline: float) -> dict:
-    """Words/s of the teacher's labelling of ``sentences`` in chunks until done or
-    ``deadline``; a warm-up first.
-
-    LABELLING: until crftag/inference/teacher_store.py's ``label_text`` (the distillation
-    store) is on this branch, this times its computation directly (:func:`teacher_marginals`);
-    with it, time ``label_text`` on the same sentences instead and say so in ``what``."""
-    teacher_marginals(tagger, sentences[:64], LABEL_BATCH)  # warm-up
 
     def label(part) -> int:
-        teacher_marginals(tagger, part, LABEL_BATCH)
-        return sum(map(len, part))
+        nonlocal count
+        count += 1
+        text = os.path.join(stores, f"text-{count}.txt")
+        with open(text, "w", encoding="utf-8") as handle:
+            handle.writelines(" ".join(tokens) + "\n" for tokens in part)
+        store = label_text(
+            teacher,
+            [text],
+            os.path.join(stores, f"store-{count}"),
+            exclude=set(),
+            batch_size=LABEL_BATCH,
+            show_progress=False,
+        )
+        return sum(len(store.sentence(i)) for i in range(len(store)))
 
+    label(sentences[:64])  # warm-up: kernels, allocator
     return {
-        "what": "the teacher's emissions, marginals and Viterbi paths, batched (not label_text)",
+        "what": "label_text (crftag/inference/teacher_store.py)",
         "batch_size": LABEL_BATCH,
-        **in_chunks(label, sentences, 1024, device, deadline),
+        **in_chunks(label, sentences, SHARD_SENTENCES, device, stop),
     }
 
 
@@ -330,7 +323,8 @@ def encoder_section(
     model_path = os.path.join(scratch, "teacher.pt")
     save_model(model_path, tagger.loaded)  # a teacher is read from its model file
     text = _tokens(config.data.read(config.data.dev))[:limit]
-    report["labelling"] = labelling(load(model_path, device), text, device, deadline("labelling"))
+    teacher = load(model_path, device)
+    report["labelling"] = labelling(teacher, text, device, scratch, deadline("labelling"))
     _say(report["labelling"])
     report["wall_s"] = time.perf_counter() - started
     return report

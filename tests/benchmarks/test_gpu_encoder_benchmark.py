@@ -11,6 +11,7 @@ import torch
 
 pytest.importorskip("transformers")
 
+from crftag.inference.teacher_store import open_store  # noqa: E402
 from tests.conftest import SAMPLE_CONFIG, TINY_SETTINGS  # noqa: E402
 from tests.nn.tiny_bert import save_tiny_bert  # noqa: E402
 
@@ -64,11 +65,10 @@ def test_each_part_measures_what_it_was_given(encoder_benchmark, measured):
     lines = encoder_benchmark.summary(section)
     assert lines[0] == "encoder: bert (bert, as saved)"
     assert lines[-1].startswith("teacher labelling: ") and len(lines) == 6
-    # The teacher's batches hold each non-empty sentence once, as the tagger batches them.
-    teacher = encoder_benchmark.load(str(scratch / "teacher.pt"), "cpu")
-    sentences = [["EU", "rejects", "German", "call"], [], ["Peter", "Blackburn"]]
-    assert encoder_benchmark.teacher_marginals(teacher, sentences, 1) == 2
-    assert encoder_benchmark.teacher_marginals(teacher, sentences, 64) == 1
+    # The labelled text's last store, as distillation would read it: every sentence labelled.
+    store = open_store(str(scratch / "stores" / "store-2"))
+    assert words == sum(len(store.sentence(i)) for i in range(len(store)))
+    assert all(len(store.viterbi(i)) == len(store.sentence(i)) for i in range(len(store)))
 
 
 def test_the_results_table_shows_each_part_beside_its_target(load_benchmark, measured):
@@ -81,7 +81,7 @@ def test_the_results_table_shows_each_part_beside_its_target(load_benchmark, mea
         "| fine-tuning, 3 of 3 steps (16.0 sentences a step)",
         "| tagging, batch 1",
         "| tagging, batch 1024",
-        f"| labelling: {section['labelling']['what']}",
+        "| labelling: label_text (crftag/inference/teacher_store.py)",
     ]
     assert all(
         f"{SENTENCES} of {SENTENCES} (all)" in row for row in rows if "fine-tuning" not in row

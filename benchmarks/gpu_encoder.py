@@ -176,10 +176,11 @@ def extraction(
 
 def finetune(config, device: torch.device, deadline: float, steps: int) -> tuple[dict, Tagger]:
     """Tokens/s of ``steps`` training steps of ``config`` (its encoder fine-tuned), the first
-    batches of its first epoch, built beforehand; one step untimed first. Stops at ``deadline``.
-    Returns the row and the tagger those steps trained."""
+    batches of its first epoch (fewer where an epoch has fewer), built beforehand; one step
+    untimed first. Stops at ``deadline``. Returns the row and the tagger those steps trained."""
     started = time.perf_counter()
     run, batches, build_seconds = step_batches(config, device, steps + 1)
+    steps = len(batches) - 1
     setup = time.perf_counter() - started
     run.model.train()
     train_step(run.network, run.optimizer, batches[0].to(device), config.train)

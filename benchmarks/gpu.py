@@ -2,6 +2,7 @@
 
     python benchmarks/gpu.py [--device cuda|cpu] [--config CONFIG] [--set KEY=VALUE ...]
         [--time-limit SECONDS] [--crf] [--record | --json PATH]
+        [--encoder-seconds S] [--encoder FOLDER] [--encoder-config CONFIG] [--encoder-sentences N]
 
 1. The machine: the device, torch, CUDA and cuDNN versions, the driver, the CPU cores.
 2. The CUDA tests, `pytest -m cuda tests/cuda` (CRF against the CPU, a training step, predict),

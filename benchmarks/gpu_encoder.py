@@ -292,12 +292,13 @@ def encoder_section(
     started = time.perf_counter()
     end = started + seconds
     os.makedirs(scratch, exist_ok=True)
+    given = folder
     folder, weights = encoder_folder(folder, device, scratch)
     settings = encoder_settings(folder)
     tuned = [*overrides, *(f"{key}={value}" for key, value in settings.items())]
     config = check_config(load_config(config_path, [*tuned, "model.transformer_finetune=true"]))
     report = {
-        "encoder": os.path.basename(os.path.normpath(folder)),
+        "encoder": os.path.basename(os.path.normpath(given or folder)),
         "weights": weights,
         "layers": settings["model.transformer_layers"],
         "pooling": settings["model.transformer_pooling"],

@@ -1,7 +1,8 @@
-"""What a GPU does for crftag, in one command: `make bench-gpu` (at most 8 minutes on an H100).
+"""What a GPU does for crftag, in one command: `make bench-gpu` (at most 10 minutes on an H100).
 
     python benchmarks/gpu.py [--device cuda|cpu] [--config CONFIG] [--set KEY=VALUE ...]
         [--time-limit SECONDS] [--crf] [--record | --json PATH]
+        [--encoder-seconds S] [--encoder FOLDER] [--encoder-config CONFIG] [--encoder-sentences N]
 
 1. The machine: the device, torch, CUDA and cuDNN versions, the driver, the CPU cores.
 2. The CUDA tests, `pytest -m cuda tests/cuda` (CRF against the CPU, a training step, predict),
@@ -13,13 +14,17 @@
 4. Tagging: the config's test file (eng.testb) with the trained model, in-process, a warm-up
    pass and then timed passes: ``Tagger.tag`` (tags only) at batch 1 and 1024 sentences, and
    ``predict_files`` (read tokens, tag, write CoNLL) at 1024.
-5. With ``--crf``, the CRF's sequential loop against the parallel scan (crftag/crf/scan.py) at
+5. The encoder and distillation (benchmarks/gpu_encoder.py), within ``--encoder-seconds``:
+   all-MiniLM-L6-v2's frozen extraction of the training sentences, a few hundred fine-tuning
+   steps (configs/conll03.yaml, the BTC rows' recipe, with the encoder trained), that tagger's
+   tagging at batch 1 and 1024, and its labelling rate as a distillation teacher.
+6. With ``--crf``, the CRF's sequential loop against the parallel scan (crftag/crf/scan.py) at
    T = 4 to 5,000 (a few minutes more; the figures in docs/gpu.md's scan table).
 
-``make bench-gpu DEVICE=cpu`` runs the same path on the CPU on configs/sample.yaml for 2 epochs
-(half a minute). Writes runs/bench/gpu.json, section by section as each ends
-(benchmarks/results/gpu.json with --record: benchmarks/output.py); run directories go to
-runs/bench/gpu/.
+``make bench-gpu DEVICE=cpu`` runs the same path on the CPU on configs/sample.yaml for 2 epochs,
+the encoder section with the tests' tiny random BERT (a minute or two). Writes
+runs/bench/gpu.json, section by section as each ends (benchmarks/results/gpu.json with --record:
+benchmarks/output.py); run directories go to runs/bench/gpu/.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from benchmarks import output  # noqa: E402
+from benchmarks import gpu_encoder, output  # noqa: E402
 from crftag.config import load_config  # noqa: E402
 from crftag.crf import kernels, scan  # noqa: E402
 from crftag.crf.posteriors import path_scores_arrays  # noqa: E402
@@ -53,6 +58,8 @@ LENGTHS = (4, 8, 16, 32, 50, 100, 200, 500, 1000, 5000)
 TAG_BATCHES = (1, 1024)
 # Seconds kept back from training for the tagging section, when a time limit is set.
 TAGGING_RESERVE_S = 60
+# The encoder section's own limit (its set-up, reading GloVe and the corpus, included).
+ENCODER_S = 120
 
 
 def timed(function, device, seconds=0.5, at_least=5, at_most=200):
@@ -340,6 +347,31 @@ def crf_section(device):
     return cases
 
 
+# 6. The encoder section.
+
+
+def encoder_report(encoder: dict, overrides: list[str], device, seconds: float) -> dict:
+    """benchmarks/gpu_encoder.py's section in ``seconds``; a failure, or too little time left,
+    is recorded in the report instead of ending the run, so the sections after it still run."""
+    if seconds < 20:
+        return {"device": str(device), "skipped": f"{seconds:.0f} s left of the time limit"}
+    try:
+        return gpu_encoder.encoder_section(
+            encoder["config"],
+            overrides,
+            device,
+            os.path.join(RUNS, "encoder"),
+            seconds,
+            folder=encoder.get("folder"),
+            limit=encoder.get("sentences"),
+        )
+    except Exception as error:  # one run on a lent device: keep what the others measured
+        import traceback
+
+        traceback.print_exc()
+        return {"device": str(device), "error": f"{type(error).__name__}: {error}"}
+
+
 # The command.
 
 
@@ -362,8 +394,11 @@ def run_benchmark(
     with_crf: bool = False,
     with_tests: bool = True,
     tag_sentences: int | None = None,
+    encoder: dict | None = None,
 ) -> dict:
-    """Every section in order, the report written after each; returns the report."""
+    """Every section in order, the report written after each; returns the report.
+    ``encoder``: the encoder section's ``config``, ``seconds`` and, optionally, ``folder``
+    and ``sentences`` (:func:`encoder_report`); None leaves the section out."""
     started = time.perf_counter()
     os.makedirs(RUNS, exist_ok=True)
     report = {"date": time.strftime("%Y-%m-%d"), "commit": _commit()}
@@ -376,13 +411,20 @@ def run_benchmark(
     run_dir = os.path.join(RUNS, "recipe")
     budget = None
     if time_limit is not None:
-        budget = max(0.0, time_limit - (time.perf_counter() - started) - TAGGING_RESERVE_S)
+        reserve = TAGGING_RESERVE_S + (encoder["seconds"] if encoder else 0)
+        budget = max(0.0, time_limit - (time.perf_counter() - started) - reserve)
     report["recipe"] = train_recipe(config_path, device.type, overrides, run_dir, budget)
     print(json.dumps(report["recipe"]), file=sys.stderr, flush=True)
     _write(report, json_path)
     if os.path.exists(os.path.join(run_dir, "model.pt")):
         test_path = test_file(config_path, overrides)
         report["tagging"] = tagging(run_dir, test_path, device, RUNS, tag_sentences)
+        _write(report, json_path)
+    if encoder:
+        seconds = encoder["seconds"]
+        if time_limit is not None:
+            seconds = min(seconds, time_limit - (time.perf_counter() - started))
+        report["encoder"] = encoder_report(encoder, overrides, device, seconds)
         _write(report, json_path)
     if with_crf:
         report["crf"] = crf_section(device)
@@ -416,6 +458,17 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=None, help="seconds for all of it")
     parser.add_argument("--crf", action="store_true", help="also the CRF's loop against scan")
     parser.add_argument("--tag-sentences", type=int, help="tag only the test file's first N")
+    parser.add_argument(
+        "--encoder-seconds",
+        type=float,
+        default=ENCODER_S,
+        help="the encoder section's limit (0: none)",
+    )
+    parser.add_argument(
+        "--encoder", help="its encoder folder (default: all-MiniLM-L6-v2; on a CPU a tiny BERT)"
+    )
+    parser.add_argument("--encoder-config", help="its corpus and tagger (default: conll03.yaml)")
+    parser.add_argument("--encoder-sentences", type=int, help="its corpora's first N sentences")
     parser.add_argument("--json", help="write here instead (default: see --record)")
     output.add_record_option(parser)
     arguments = parser.parse_args()
@@ -423,6 +476,14 @@ def main() -> None:
     if device.type == "cuda" and not torch.cuda.is_available():
         sys.exit("benchmarks/gpu.py: no CUDA device here; DEVICE=cpu runs the CPU path")
     json_path = arguments.json or output.result_path("gpu.json", arguments.record)
+    encoder = None
+    if arguments.encoder_seconds > 0:
+        encoder = {
+            "config": arguments.encoder_config or gpu_encoder.FINETUNE_CONFIG,
+            "seconds": arguments.encoder_seconds,
+            "folder": arguments.encoder,
+            "sentences": arguments.encoder_sentences,
+        }
     report = run_benchmark(
         device,
         arguments.config,
@@ -431,6 +492,7 @@ def main() -> None:
         time_limit=arguments.time_limit,
         with_crf=arguments.crf,
         tag_sentences=arguments.tag_sentences,
+        encoder=encoder,
     )
     print(summary(report))
     print(f"written: {json_path}", file=sys.stderr)
@@ -457,6 +519,8 @@ def summary(report: dict) -> str:
         lines.append(
             f"{row['path']} batch {row['batch_size']}: {row['tokens_per_s']:,.0f} tokens/s"
         )
+    if "encoder" in report:
+        lines += gpu_encoder.summary(report["encoder"])
     return "\n".join(lines)
 
 

@@ -1,7 +1,8 @@
 """The GPU section of benchmarks/RESULTS.md, from benchmarks/results/gpu.json
 (benchmarks/gpu.py): the CUDA tests, the GPU recipe's training and tagging (``make bench-gpu``),
-and the CRF's loop against scan (``--crf``); the ``train`` and ``predict`` sections of a file
-as the script wrote them at b533331, where present."""
+the encoder and distillation (benchmarks/gpu_encoder.py), and the CRF's loop against scan
+(``--crf``); the ``train`` and ``predict`` sections of a file as the script wrote them at
+b533331, where present."""
 
 from __future__ import annotations
 
@@ -110,12 +111,58 @@ def _cuda_tests_line(tests: dict) -> str:
     )
 
 
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def _part_row(what: str, part: dict, unit: str, target: str) -> str:
+    done = "all" if part["complete"] else "stopped by the time limit"
+    return (
+        f"| {what} | {part['sentences']:,} of {part['of_sentences']:,} ({done}) "
+        f"| {_rate(part[f'{unit}_per_s'])} {unit}/s | {target} |"
+    )
+
+
+def _encoder_table(section: dict) -> str:
+    """The encoder section: what each part measured, beside the targets (docs/gpu.md)."""
+    if "extraction" not in section:
+        why = section.get("error") or section.get("skipped")
+        return f"The encoder section on {section['device']}: {why}.\n"
+    finetune = section["finetune"]
+    projected = finetune["projected_btc_epoch_s"]
+    lines = [
+        f"The encoder on {section['device']}: {section['encoder']} ({section['weights']}), "
+        f"the mean of its last {section['layers']} layers, under `{section['config']}`'s tagger; "
+        f"{section['seconds']:.0f} s allowed, {section['wall_s']:.0f} s taken.",
+        "",
+        "| part | sentences | rate | target |",
+        "|---|---|---:|---|",
+        _part_row(
+            "frozen extraction (training sentences)", section["extraction"], "words", ">= 20,000"
+        ),
+        f"| fine-tuning, {finetune['steps']} of {finetune['of_steps']} steps "
+        f"({finetune['sentences_per_step'] or 0:.1f} sentences a step) "
+        f"| {finetune['tokens']:,} tokens | {_rate(finetune['tokens_per_s'])} tokens/s "
+        f"| a BTC-sized epoch < 60 s: projected {_rate(projected)} s |",
+        *(
+            _part_row(f"tagging, batch {row['batch_size']}", row, "tokens", "")
+            for row in section["tagging"]
+        ),
+        _part_row(
+            f"labelling: {section['labelling']['what']}", section["labelling"], "words", ">= 20,000"
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def gpu_tables(report: dict) -> str:
     parts = []
     if "cuda_tests" in report:
         parts.append(_cuda_tests_line(report["cuda_tests"]))
     if "recipe" in report:
         parts.append(_recipe_table(report["recipe"]))
+    if "encoder" in report:
+        parts.append(_encoder_table(report["encoder"]))
     for key, (caption, columns, alignment, row) in TABLES.items():
         if key in report:
             lines = [caption, "", columns, alignment, *(row(item) for item in report[key])]

@@ -4,11 +4,16 @@ corpora, dictionaries (``model.lexicons``), text vector files and ``crftag pretr
 - A file compressed with gzip, bzip2 or xz is decompressed; the compression is told from its
   first bytes, never from its name. Compressed data that is truncated or corrupt is an error
   naming the line it stops in.
+- Several compressed streams one after the other (``cat a.gz b.gz``) are read as one file, as
+  gzip reads them; bytes after gzip data that start no other stream (trailing garbage) are an
+  error. An empty file (a zero-byte ``.gz`` too) has no lines, whatever its name.
 - Text is UTF-8, with or without a byte-order mark (removed from the first line); CRLF line
   ends are accepted. A carriage return that ends no line (CR-only or mixed line ends) is an
-  error: the lines cannot be told apart then.
-- A NUL byte is an error (a binary file given by mistake), unless the caller reads raw text,
-  where it is just a control character.
+  error: the lines cannot be told apart then. Text that starts with a UTF-16 or UTF-32
+  byte-order mark is an error that says so (convert it to UTF-8).
+- A NUL byte, or a byte-order mark at the start of a line after the first (files joined with
+  ``cat``: it would cling to the line's first word), is an error, unless the caller reads raw
+  text, where each is just a character and kept.
 - No line longer than :data:`MAX_LINE_BYTES` is held in memory: a file with no line breaks
   (``/dev/zero``, a binary file) is refused after that many bytes instead of filling memory.
 
@@ -45,6 +50,11 @@ _COMPRESSIONS: tuple[tuple[str, bytes, Callable[[BinaryIO], BinaryIO]], ...] = (
     ("gzip", b"\x1f\x8b", lambda handle: gzip.GzipFile(fileobj=handle, mode="rb")),
     ("bzip2", b"BZh", bz2.BZ2File),
     ("xz", b"\xfd7zXZ\x00", lzma.LZMAFile),
+)
+_UTF8_BOM = b"\xef\xbb\xbf"
+_WIDE_MARKS = (  # longest first
+    ("UTF-32", (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")),
+    ("UTF-16", (b"\xff\xfe", b"\xfe\xff")),
 )
 _MAGIC_BYTES = max(len(magic) for _, magic, _ in _COMPRESSIONS)
 # What a decompressing reader raises on bad data (gzip.BadGzipFile is an OSError).
@@ -125,9 +135,13 @@ def decoded_lines(
             raise located(source, number, _line_end_problem(number))
         if len(line) > limit or (len(raw) == limit + 2 and not raw.endswith(b"\n")):
             raise located(source, number, f"line longer than {limit} bytes")
-        problem = None
+        problem = _wide_text(line) if number == 1 else None
+        if problem is not None:
+            raise located(source, number, problem)
         if not allow_nul and b"\x00" in line:
             problem = "contains a NUL byte; is this a binary file?"
+        elif not allow_nul and number > 1 and line.startswith(_UTF8_BOM):
+            problem = "starts with a byte-order mark (U+FEFF): files joined with cat? remove it"
         else:
             try:
                 text = line.decode("utf-8")
@@ -155,10 +169,25 @@ def _next_line(stream: BinaryIO, source: str, number: int, limit: int) -> bytes:
         raise located(
             source, number, f"the {_compression(stream)} file ends early (truncated)"
         ) from None
+    except gzip.BadGzipFile as error:
+        if str(error).startswith("Not a gzipped file"):  # where a next member would start
+            raise located(
+                source, number, "bytes after the gzip data that are not gzip (trailing garbage)"
+            ) from None
+        raise located(source, number, f"corrupt gzip data ({error})") from None
     except DECOMPRESSION_ERRORS as error:
         if _compression(stream) == "plain":
             raise located(source, number, f"cannot read ({error})") from None
         raise located(source, number, f"corrupt {_compression(stream)} data ({error})") from None
+
+
+def _wide_text(first_line: bytes) -> str | None:
+    """What is wrong with a file whose first line starts with a UTF-16 or UTF-32 byte-order
+    mark (UTF-32's little-endian mark starts with UTF-16's), or None."""
+    for name, marks in _WIDE_MARKS:
+        if first_line.startswith(marks):
+            return f"{name} text (it starts with a {name} byte-order mark); convert it to UTF-8"
+    return None
 
 
 def _compression(stream: BinaryIO) -> str:

@@ -12,13 +12,11 @@ import signal
 
 import pytest
 import torch
-from hostile_files import assert_refused, snapshot
+from hostile_files import assert_refused, snapshot, stopped_pretraining
 
 from crftag import cli
-from crftag.errors import TrainingInterrupted
 from crftag.modelfiles.checkpoint import write_checkpoint
 from crftag.training import run as training_run
-from crftag.training.pretrain import PretrainSettings, pretrain
 
 LINES = "".join(f"Line {i} of a text about Berlin and Paris .\n" for i in range(40)).encode()
 RESUME = ["--device", "cpu", "--quiet"]
@@ -42,29 +40,15 @@ def stopped_training(tmp_path_factory, tiny_args):
 
 
 @pytest.fixture(scope="module")
-def stopped_pretraining(tmp_path_factory):
+def stopped(tmp_path_factory):
     """A pretraining stopped after its first batch: (its text, its folder with resume.pt)."""
-    folder = tmp_path_factory.mktemp("pretrain")
-    text = folder / "text.txt"
-    text.write_bytes(LINES)
-    settings = PretrainSettings(hidden_size=8, char_dim=4, batch_size=4, epochs=2)
-    with pytest.raises(TrainingInterrupted):
-        pretrain(
-            [str(text)],
-            str(folder / "lm"),
-            settings,
-            minutes=None,
-            device=torch.device("cpu"),
-            stop_requested=lambda: signal.SIGTERM,
-            show_progress=False,
-        )
-    return text, folder / "lm"
+    return stopped_pretraining(tmp_path_factory.mktemp("pretrain"), LINES)
 
 
 @pytest.fixture
-def pretraining(stopped_pretraining, tmp_path):
+def pretraining(stopped, tmp_path):
     """A copy of the stopped pretraining, its text at the same place (which resume.pt names)."""
-    text, folder = stopped_pretraining
+    text, folder = stopped
     copy = tmp_path / "lm"
     shutil.copytree(folder, copy)
     text.write_bytes(LINES)

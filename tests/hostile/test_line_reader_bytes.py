@@ -18,6 +18,7 @@ from crftag.data.lexicons import read_lexicons
 from crftag.data.lines import MAX_LINE_BYTES, read_lines
 from crftag.data.raw_text import read_text_lines
 from crftag.data.vectors import read_embeddings
+from crftag.errors import CrftagError
 
 # Each kind of file: a good one (two lines at least), and how `crftag train` is told to read it.
 GOOD = {
@@ -215,6 +216,43 @@ class EndlessLine(io.RawIOBase):
 
 def test_the_reader_stops_a_line_without_end_after_its_limit():
     raw = EndlessLine()
-    with pytest.raises(Exception, match=r"^endless:1: line longer than 1000 bytes$"):
+    with pytest.raises(CrftagError, match=r"^endless:1: line longer than 1000 bytes$"):
         list(read_lines(io.BufferedReader(raw), "endless", max_bytes=1000))
     assert raw.given <= 1000 + 2 + io.DEFAULT_BUFFER_SIZE
+
+
+# bzip2 and xz read as gzip is: several streams, zero padding, and trailing garbage refused.
+STREAMS = {"bzip2": bz2.compress, "xz": lzma.compress}
+
+
+@pytest.mark.parametrize("name", STREAMS)
+@pytest.mark.parametrize("kind", GOOD)
+def test_several_bzip2_or_xz_streams_and_padding_are_read_whole(tmp_path, kind, name):
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(GOOD[kind])
+    hostile = tmp_path / "hostile.txt"
+    compress = STREAMS[name]
+    hostile.write_bytes(b"".join(map(compress, first_and_rest(GOOD[kind]))) + bytes(12))
+    assert read(kind, hostile) == read(kind, plain)
+
+
+@pytest.mark.parametrize("name", STREAMS)
+@pytest.mark.parametrize("kind", GOOD)
+def test_bzip2_or_xz_with_trailing_garbage_is_one_line(invoke, tiny_args, tmp_path, kind, name):
+    data = GOOD[kind]
+    line = len(data.splitlines()) + 1
+    message = f":{line}: bytes after the {name} data that are not {name} (trailing garbage)"
+    refuse(invoke, tiny_args, tmp_path, kind, STREAMS[name](data) + b"garbage!", message)
+
+
+@pytest.mark.parametrize("name", STREAMS)
+def test_a_damaged_last_stream_is_not_dropped_in_silence(tmp_path, name):
+    """The lines of a second stream whose header is damaged are not lost without a word, as
+    bz2.BZ2File and lzma.LZMAFile would lose them."""
+    compress = STREAMS[name]
+    second = bytearray(compress(b"Another line .\n"))
+    second[0] ^= 0xFF
+    path = tmp_path / "text.txt"
+    path.write_bytes(compress(b"One line .\n") + bytes(second))
+    with pytest.raises(CrftagError, match=rf"text.txt:2: bytes after the {name} data"):
+        read_text_lines([str(path)])

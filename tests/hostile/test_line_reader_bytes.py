@@ -9,6 +9,7 @@ import bz2
 import gzip
 import io
 import lzma
+import re
 
 import pytest
 from hostile_files import assert_refused, assert_training_refuses, snapshot
@@ -256,3 +257,11 @@ def test_a_damaged_last_stream_is_not_dropped_in_silence(tmp_path, name):
     path.write_bytes(compress(b"One line .\n") + bytes(second))
     with pytest.raises(CrftagError, match=rf"text.txt:2: bytes after the {name} data"):
         read_text_lines([str(path)])
+
+
+@pytest.mark.parametrize("kind", GOOD)
+def test_a_zero_byte_file_named_gz_is_an_empty_file(tmp_path, kind):
+    path = tmp_path / "empty.gz"
+    path.write_bytes(b"")
+    with pytest.raises(CrftagError, match=re.escape(f"empty.gz: {EMPTY[kind]}")):
+        read(kind, path)

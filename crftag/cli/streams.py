@@ -1,6 +1,11 @@
 """The standard streams as the commands find them: closed, full, or in an encoding that cannot
 write the output. Each becomes a one-line error (or, for the encoding, UTF-8 output, which every
-output format promises), never a traceback."""
+output format promises), never a traceback.
+
+stderr carries only messages and progress, so it never stops the work: a closed stderr
+(``2>&-``), a full one (``2>/dev/full``) or a pipe whose reader has left drops what is written
+to it, and a run trains and saves its model as it would have, with the exit status it would
+have had."""
 
 from __future__ import annotations
 
@@ -14,6 +19,8 @@ from collections.abc import Callable
 from crftag.errors import CrftagError
 
 __all__ = ["OUTPUT_ERRNOS", "prepare_streams", "quiet_on_closed_pipe", "silence_stdout"]
+
+_STANDARD = {0: "stdin", 1: "stdout", 2: "stderr"}
 
 # Errors of writing the output (a full disk, a file-size limit, a closed or failing descriptor)
 # that are the environment's, not crftag's: a one-line error, not a traceback.
@@ -44,10 +51,71 @@ class _ClosedStream:
         return False
 
 
+class _Messages:
+    """stderr as the commands write to it: what cannot be written (a full disk, a pipe whose
+    reader left, a descriptor closed under it) is dropped, and so is all that follows, instead
+    of an exception in the middle of the work. Everything else is the stream's own."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.lost = False
+
+    def write(self, text: str) -> int:
+        if not self.lost:
+            try:
+                self.stream.write(text)
+            except (OSError, ValueError):
+                self._lose()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.lost:
+            try:
+                self.stream.flush()
+            except (OSError, ValueError):
+                self._lose()
+
+    def _lose(self) -> None:
+        """Stop writing; point descriptor 2 at /dev/null, so that what the stream still
+        buffers, native code's messages and Python's flush at exit go there without failing."""
+        self.lost = True
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            if self.stream.fileno() == 2:
+                _point_at_null(2)
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+
+def _point_at_null(descriptor: int) -> None:
+    """Open /dev/null on ``descriptor`` (closed, or to be replaced)."""
+    null = os.open(os.devnull, os.O_RDWR)
+    if null != descriptor:
+        os.dup2(null, descriptor)
+        os.close(null)
+
+
+def _reserve_closed_descriptors() -> None:
+    """Open /dev/null on each standard descriptor the process was started without: else the
+    next file opened (a model being written) would take its number, and whatever writes to
+    that descriptor (native code's messages on 2) would write into the file."""
+    for descriptor in _STANDARD:
+        try:
+            os.fstat(descriptor)
+        except OSError:
+            _point_at_null(descriptor)
+
+
 def prepare_streams() -> None:
-    """Closed stdin or stdout become :class:`_ClosedStream`; stdout writes UTF-8 whatever the
+    """Closed stdin or stdout become :class:`_ClosedStream`, a closed stderr /dev/null, and
+    stderr drops what it cannot write (:class:`_Messages`); stdout writes UTF-8 whatever the
     locale or PYTHONIOENCODING says (the formats are UTF-8; an ASCII terminal setting must not
     turn a non-ASCII token into a traceback)."""
+    _reserve_closed_descriptors()
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 - for good
+    if not isinstance(sys.stderr, _Messages):
+        sys.stderr = _Messages(sys.stderr)
     if sys.stdin is None:
         sys.stdin = _ClosedStream("standard input")
     if sys.stdout is None:

@@ -29,6 +29,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from crftag.data.lines import compression_name
 from crftag.errors import CrftagError
 
 __all__ = [
@@ -54,8 +55,8 @@ _BLOCK_BYTES = 1 << 26  # a matrix's rows allocated at a time before its data is
 
 def compression(stream: BinaryIO) -> str:
     """What ``stream`` decompresses, for messages: gzip, bzip2, xz, or compressed."""
-    names = {"GzipFile": "gzip", "BZ2File": "bzip2", "LZMAFile": "xz"}
-    return names.get(type(stream).__name__, "compressed")
+    name = compression_name(stream)
+    return "compressed" if name == "plain" else name
 
 
 class _Reader:
@@ -126,7 +127,8 @@ class _Reader:
 
     def remaining(self) -> int | None:
         """The bytes left in a plain (not compressed) file; None for a compressed one."""
-        if not isinstance(self.stream, io.BufferedReader | io.FileIO):
+        plain = compression_name(self.stream) == "plain"
+        if not plain or not isinstance(self.stream, io.BufferedReader | io.FileIO):
             return None
         return os.fstat(self.stream.fileno()).st_size - self.offset
 

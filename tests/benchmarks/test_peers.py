@@ -1,5 +1,11 @@
 """benchmarks/peers.py's own pieces, without the peers: CoNLL-2003's IOB1 tags as the IOB2
-spaCy takes, the cut corpus of --sentences, and the ratios against the targets."""
+spaCy takes, the cut corpus of --sentences, the ratios against the targets, and GloVe as flair
+holds it; and, behind the slow marker, `make bench-peers` on a cut corpus from a fresh clone."""
+
+import gzip
+import json
+import os
+import subprocess
 
 import pytest
 
@@ -93,3 +99,50 @@ def test_the_readme_table_gives_each_figure_and_crftag_as_a_multiple(peers):
         "| 6,379 (NER only; crftag 5.31x) |",
         "| tagging eng.testb, whole command | 1.23 s | 25.05 s | 9.30 s |",
     ]
+
+
+def test_glove_for_flair_holds_what_gensim_reads_of_the_file(peers, tmp_path):
+    """The conversion of GloVe for flair, without gensim, gives the words and float32 vectors
+    gensim's reader (which flair's WordEmbeddings used) gives: trailing white space dropped,
+    every digit of a number parsed; a word given twice stops it."""
+    gensim = pytest.importorskip("gensim", reason="gensim (the reference reader) is missing")
+    numpy = pytest.importorskip("numpy")
+    source = tmp_path / "glove.txt.gz"
+    text = "the 0.418 0.24968 -0.41242\nçà -1e-05 3.4028234e38 0.1000000000000000055511 \n"
+    text += ", 0.013441 0.23682 -0.16899\n"
+    source.write_bytes(gzip.compress(text.encode("utf-8")))
+    target = str(tmp_path / "glove")
+    peers.glove_for_flair(str(source), target)
+    reference = gensim.models.KeyedVectors.load_word2vec_format(
+        str(source), binary=False, no_header=True
+    )
+    with open(target + ".json", encoding="utf-8") as handle:
+        assert json.load(handle) == reference.index_to_key == ["the", "çà", ","]
+    vectors = numpy.load(target + ".npy")
+    assert vectors.dtype == numpy.float32 and numpy.array_equal(vectors, reference.vectors)
+    source.write_bytes(gzip.compress((text + "the 9 9 9\n").encode("utf-8")))
+    with pytest.raises(SystemExit, match="'the' is given twice"):
+        peers.glove_for_flair(str(source), target)
+
+
+@pytest.mark.slow
+def test_bench_peers_runs_from_a_fresh_clone(tmp_path):
+    """`make bench-peers SENTENCES=50 ROUNDS=1` in a clone of the committed tree with nothing
+    installed: it builds crftag's and the peers' environments (from PyPI) and runs every step
+    of every tool on a cut corpus. Minutes to an hour, as the downloads go."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    clone = tmp_path / "crftag"
+    subprocess.run(["git", "clone", "-q", root, str(clone)], check=True)
+    (tmp_path / "shared").symlink_to(os.path.realpath(os.path.join(root, "..", "shared")))
+    done = subprocess.run(
+        ["make", "bench-peers", "SENTENCES=50", "ROUNDS=1"],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        timeout=4 * 3600,
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    with open(clone / "runs" / "bench" / "peers.json", encoding="utf-8") as handle:
+        report = json.load(handle)
+    assert report["sentences"] == 50 and set(report["tools"]) == {"crftag", "flair", "spacy"}
+    assert "gensim" not in report["versions"]

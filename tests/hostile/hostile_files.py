@@ -70,6 +70,34 @@ def assert_training_refuses(invoke, options, tmp_path, data, setting, message) -
     assert not (run / "model.pt").exists()
 
 
+def stopped_pretraining(folder: Path, text: bytes) -> tuple[Path, Path]:
+    """A pretraining of ``text`` (written to folder/text.txt) on tiny models, two epochs of
+    batches of 4 lines, stopped by SIGTERM after its first batch: (the text file, folder/lm,
+    which holds resume.pt)."""
+    import signal
+
+    import torch
+
+    from crftag.errors import TrainingInterrupted
+    from crftag.training.pretrain import PretrainSettings, pretrain
+
+    path = folder / "text.txt"
+    path.write_bytes(text)
+    settings = PretrainSettings(hidden_size=8, char_dim=4, batch_size=4, epochs=2)
+    with pytest.raises(TrainingInterrupted):
+        pretrain(
+            [str(path)],
+            str(folder / "lm"),
+            settings,
+            minutes=None,
+            device=torch.device("cpu"),
+            stop_requested=lambda: signal.SIGTERM,  # polled after each batch
+            show_progress=False,
+        )
+    assert (folder / "lm" / "resume.pt").exists()
+    return path, folder / "lm"
+
+
 def read_only_folder(tmp_path):
     """A folder this process cannot write in: a folder of mode 0555, or where permissions do
     not bind (root), one of the kernel's own (sysfs refuses new files even to root)."""

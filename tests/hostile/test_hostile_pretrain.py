@@ -18,12 +18,11 @@ from hostile_files import (
     flipped,
     read_only_folder,
     snapshot,
+    stopped_pretraining,
     truncated,
 )
 
 from crftag.data.lines import MAX_LINE_BYTES
-from crftag.errors import TrainingInterrupted
-from crftag.training.pretrain import PretrainSettings, pretrain
 
 TINY = ["--hidden", "8", "--char-dim", "4", "--batch-size", "4", "--device", "cpu", "--quiet"]
 LINES = "".join(f"Line {i} of a text about Berlin and Paris .\n" for i in range(60)).encode()
@@ -67,28 +66,7 @@ def test_a_read_only_destination_is_one_line(invoke, tmp_path):
 @pytest.fixture(scope="module")
 def stopped_run(tmp_path_factory):
     """A pretraining stopped after its first batch: (its text, its folder with resume.pt)."""
-    folder = tmp_path_factory.mktemp("stopped")
-    text = folder / "text.txt"
-    text.write_bytes(LINES)
-    calls = []
-
-    def stop_after_first_batch():
-        calls.append(1)
-        return signal.SIGTERM if len(calls) == 1 else None
-
-    settings = PretrainSettings(hidden_size=8, char_dim=4, batch_size=4, epochs=2)
-    with pytest.raises(TrainingInterrupted):
-        pretrain(
-            [str(text)],
-            str(folder / "lm"),
-            settings,
-            minutes=None,
-            device=torch.device("cpu"),
-            stop_requested=stop_after_first_batch,
-            show_progress=False,
-        )
-    assert (folder / "lm" / "resume.pt").exists()
-    return text, folder / "lm"
+    return stopped_pretraining(tmp_path_factory.mktemp("stopped"), LINES)
 
 
 @pytest.mark.parametrize("damage", DAMAGES)

@@ -106,12 +106,12 @@ def test_crlf_column_input_gives_the_records_of_lf_input(invoke, sample_model, t
 
 def test_errors_about_an_invisible_line_show_it(invoke, sample_model, tmp_path):
     ending = tmp_path / "ending.conll"
-    ending.write_bytes(CONLL.encode() + "\n\ufeff\n".encode())
+    ending.write_bytes(CONLL.encode() + "\n\u2060\n".encode())
     result = invoke(["eval", str(ending), "-m", str(sample_model)])
     assert (result.status, result.stdout) == (2, "")
     assert result.stderr == (
         f"crftag: error: {ending}:9: expected 2 columns (line 1 has 2), got 1 column: "
-        "'\\ufeff' (U+FEFF)\n"
+        "'\\u2060' (U+2060)\n"
     )
     spaced = tmp_path / "spaced.conll"
     spaced.write_bytes("\u200b\n".encode() + CONLL.encode())

@@ -103,6 +103,7 @@ def import_transformers(key: str = "model.transformer"):
             f"{key} needs the transformers package: pip install 'crftag[transformers]'"
         ) from None
     transformers.logging.set_verbosity_error()  # its notes on unused weights are not ours
+    transformers.logging.disable_progress_bar()  # nor its bars for a few files read
     return transformers
 
 

@@ -124,14 +124,14 @@ def load_encoder_weights(name: str, key: str = "model.transformer") -> dict[str,
     with _usable(folder, key):
         check_encoder_folder(folder)
         model, report = transformers.AutoModel.from_pretrained(
-            folder, local_files_only=True, output_loading_info=True
+            folder, local_files_only=True, output_loading_info=True, ignore_mismatched_sizes=True
         )
         modules = {module for module, _ in model.named_modules()}
-        missing = [k for k in report["missing_keys"] if not k.startswith("pooler.")]
-        extra = [k for k in report["unexpected_keys"] if _owner(k, modules)]
-        if missing or extra or report.get("mismatched_keys"):
-            named = (missing or extra or report["mismatched_keys"])[0]
-            raise ValueError(f"the weights do not fit config.json (first: {named})")
+        wrong = [k for k in report["missing_keys"] if not k.startswith("pooler.")]
+        wrong += [k for k in report["unexpected_keys"] if _owner(k, modules)]
+        wrong += [k if isinstance(k, str) else k[0] for k in report.get("mismatched_keys", [])]
+        if wrong:
+            raise ValueError(f"the weights do not fit config.json (first: {wrong[0]})")
     return {k: v.detach().cpu() for k, v in model.state_dict().items()}
 
 

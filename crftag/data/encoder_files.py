@@ -36,6 +36,7 @@ __all__ = [
 ENCODER_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "deberta", "deberta-v2", "electra")
 # Kinds named only to say why they are refused when their config cannot be built to ask it.
 _DECODERS = ("gpt2", "gpt_neo", "gpt_neox", "gptj", "llama", "mistral", "opt", "bloom", "falcon")
+_ENCODER_DECODERS = ("t5", "mt5", "umt5", "longt5", "bart", "mbart", "marian", "pegasus", "led")
 _WHY_NOT = {
     "decoder": "a decoder-only model: its state of a word sees only the words before it",
     "encoder-decoder": "an encoder-decoder model: crftag reads an encoder's states of the words",
@@ -76,7 +77,7 @@ def _kind(config: Mapping) -> str:
         raise ValueError("config.json: no model_type; crftag reads " + ", ".join(ENCODER_TYPES))
     if not isinstance(kind, str):
         raise ValueError(f"config.json: model_type {kind!r}: expected a name such as 'bert'")
-    if config.get("is_encoder_decoder") is True:
+    if config.get("is_encoder_decoder") is True or kind in _ENCODER_DECODERS:
         raise ValueError(f"config.json: model_type {kind[:40]!r} is {_WHY_NOT['encoder-decoder']}")
     if config.get("is_decoder") is True or kind in _DECODERS:
         raise ValueError(f"config.json: model_type {kind[:40]!r} is {_WHY_NOT['decoder']}")

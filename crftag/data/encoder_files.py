@@ -29,7 +29,10 @@ __all__ = [
     "EncoderShape",
     "check_encoder_folder",
     "check_tokenizer_files",
+    "cached_snapshot",
     "encoder_shape",
+    "hub_cache",
+    "model_folder",
 ]
 
 # The kinds of encoder crftag reads (each tested on a tiny random model of its kind).
@@ -106,6 +109,49 @@ def import_transformers(key: str = "model.transformer"):
     transformers.logging.set_verbosity_error()  # its notes on unused weights are not ours
     transformers.logging.disable_progress_bar()  # nor its bars for a few files read
     return transformers
+
+
+def model_folder(name: str, key: str) -> str:
+    """The folder of ``name``: itself if it is one, else its snapshot in the local Hugging Face
+    cache, found on disk alone; else a one-line error saying where crftag looked."""
+    if os.path.isdir(name):
+        return name
+    import_transformers(key)
+    cache = hub_cache()
+    snapshot = cached_snapshot(cache, name)
+    if snapshot is None:
+        raise CrftagError(
+            f"{key}: no model folder {os.path.abspath(name)} and no {name!r} in the Hugging "
+            f"Face cache {cache}; crftag never downloads: give a folder written by "
+            "save_pretrained"
+        )
+    return snapshot
+
+
+def cached_snapshot(cache: str, name: str) -> str | None:
+    """The cache's snapshot folder of model ``name`` (``ORG/NAME``), as the Hugging Face hub
+    lays it out: ``models--ORG--NAME/snapshots/REVISION``, the revision ``refs/main`` names
+    (else the only one there); None if it is not cached."""
+    repository = os.path.join(cache, "models--" + name.replace("/", "--"))
+    snapshots = os.path.join(repository, "snapshots")
+    try:
+        with open(os.path.join(repository, "refs", "main"), encoding="utf-8") as stream:
+            chosen = [stream.read().strip()]
+    except OSError:
+        chosen = os.listdir(snapshots) if os.path.isdir(snapshots) else []
+    folders = [os.path.join(snapshots, revision) for revision in chosen if revision]
+    found = [folder for folder in folders if os.path.isdir(folder)]
+    return found[0] if len(found) == 1 else None
+
+
+def hub_cache() -> str | None:
+    """The local Hugging Face cache's folder (``HF_HUB_CACHE``), None without the hub's
+    library (installed with transformers)."""
+    try:
+        from huggingface_hub import constants
+    except ImportError:
+        return None
+    return constants.HF_HUB_CACHE
 
 
 def encoder_shape(config: Mapping) -> EncoderShape:

@@ -33,6 +33,7 @@ from crftag.data.encoder_files import (
     check_tokenizer_files,
     encoder_shape,
     import_transformers,
+    model_folder,
 )
 from crftag.data.progress import progress_bar
 from crftag.data.subwords import (
@@ -57,47 +58,12 @@ _EXTRACTION_BATCH = 32  # sentences an extraction call reads at once
 _MAX_WINDOWS = 64  # windows one encoder call reads, to bound its memory
 
 
-def _model_folder(name: str, key: str) -> str:
-    """The folder of ``name``: itself if it is one, else its snapshot in the local Hugging Face
-    cache, found on disk alone; else a one-line error saying where crftag looked."""
-    if os.path.isdir(name):
-        return name
-    import_transformers(key)
-    from huggingface_hub import constants
-
-    cache = constants.HF_HUB_CACHE
-    snapshot = _cached_snapshot(cache, name)
-    if snapshot is None:
-        raise CrftagError(
-            f"{key}: no model folder {os.path.abspath(name)} and no {name!r} in the Hugging "
-            f"Face cache {cache}; crftag never downloads: give a folder written by "
-            "save_pretrained"
-        )
-    return snapshot
-
-
-def _cached_snapshot(cache: str, name: str) -> str | None:
-    """The cache's snapshot folder of model ``name`` (``ORG/NAME``), as the Hugging Face hub
-    lays it out: ``models--ORG--NAME/snapshots/REVISION``, the revision ``refs/main`` names
-    (else the only one there); None if it is not cached."""
-    repository = os.path.join(cache, "models--" + name.replace("/", "--"))
-    snapshots = os.path.join(repository, "snapshots")
-    try:
-        with open(os.path.join(repository, "refs", "main"), encoding="utf-8") as stream:
-            chosen = [stream.read().strip()]
-    except OSError:
-        chosen = os.listdir(snapshots) if os.path.isdir(snapshots) else []
-    folders = [os.path.join(snapshots, revision) for revision in chosen if revision]
-    found = [folder for folder in folders if os.path.isdir(folder)]
-    return found[0] if len(found) == 1 else None
-
-
 def load_encoder_files(name: str, key: str = "model.transformer") -> EncoderFiles:
     """The config and tokenizer files of the model folder or cached model ``name``, checked
     (:mod:`crftag.data.encoder_files`); a one-line error naming ``key``, the folder and the
     file if anything in the folder is missing or unusable."""
     transformers = import_transformers(key)
-    folder = _model_folder(name, key)
+    folder = model_folder(name, key)
     with _usable(folder, key):
         shape = check_encoder_folder(folder)
         config = transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
@@ -120,7 +86,7 @@ def load_encoder_weights(name: str, key: str = "model.transformer") -> dict[str,
     pooler, which crftag does not use, aside), and none for a layer its config does not
     have; else a one-line error naming ``key`` and the folder."""
     transformers = import_transformers(key)
-    folder = _model_folder(name, key)
+    folder = model_folder(name, key)
     with _usable(folder, key):
         check_encoder_folder(folder)
         model, report = transformers.AutoModel.from_pretrained(

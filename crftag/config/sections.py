@@ -144,8 +144,9 @@ class ModelConfig:
     char_lm_finetune: bool = _key(False, "Train `char_lm`'s models too (default: kept as is).")
     transformer: str | None = _key(
         None,
-        "A Hugging Face encoder's folder, else a model name in the local cache (never "
-        "downloaded): its word representations join the features (docs/transformer.md).",
+        "A Hugging Face encoder's folder (beside the config file), else a model name in the "
+        "local cache (never downloaded): its word representations join the features "
+        "(docs/transformer.md).",
     )
     transformer_layers: int = _key(
         1, "1: its last layer; N: a learned mix of its last N.", minimum=1, maximum=MAX_ENCODER

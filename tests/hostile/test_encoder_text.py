@@ -63,3 +63,21 @@ def test_a_long_sentence_has_a_tag_for_every_token(tagger, length):
     assert len(tags) == length
     # The same words in the same surroundings, far apart: read in windows, tagged alike.
     assert tags[len(words) * 20 : len(words) * 21] == tags[len(words) * 80 : len(words) * 81]
+
+
+def test_a_token_a_tokenizer_without_an_unknown_token_drops_is_one_line():
+    """A tokenizer with no unknown token that makes nothing of a token cannot give it a state:
+    refused in one line naming the token, never tagged without it."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    from crftag.data.subwords import subwords_of
+    from crftag.errors import CrftagError
+
+    backend = Tokenizer(models.BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]))
+    backend.normalizer = normalizers.BertNormalizer(clean_text=True)  # drops control characters
+    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend)
+    assert subwords_of(tokenizer, [["ab", "a"]])[0].counts == [1, 1]
+    with pytest.raises(CrftagError, match=r"makes nothing of the token '\\x01' and has no unknown"):
+        subwords_of(tokenizer, [["ab", "\x01", "a"]])

@@ -31,7 +31,10 @@ test: install
 # into $(TF4) and put before the venv's packages; about a minute. CI runs it after `make test`.
 TF4 ?= .venv/transformers4
 ENCODER_TESTS = tests/nn/test_transformer.py tests/nn/test_transformer_training.py \
-	tests/nn/test_transformer_versions.py tests/features
+	tests/nn/test_transformer_versions.py tests/features tests/hostile/test_encoder_kinds.py \
+	tests/hostile/test_encoder_folder.py tests/hostile/test_encoder_model_file.py \
+	tests/hostile/test_encoder_text.py tests/hostile/test_encoder_settings.py \
+	tests/hostile/test_encoder_runs.py
 test-transformers4: install
 	test -f $(TF4)/.installed || { $(PY) -m pip install -q --target $(TF4) --no-deps \
 		transformers==4.57.6 tokenizers==0.22.2 huggingface-hub==0.36.2 && touch $(TF4)/.installed; }

@@ -25,9 +25,10 @@ HEADER = """\
 edit the field descriptions there, not this file. -->
 
 A training config is a YAML file with four sections, `data`, `vocab`, `model` and `train`. Every
-key is optional except `data.train`. Paths in the file are relative to the file;
-`crftag train CONFIG --set section.key=value` overrides one key (repeatable), and paths given
-that way are relative to the current directory.
+key is optional except `data.train`. Paths in the file are relative to the file, never to the
+current directory (`model.transformer`, where no folder beside the file has its name, is a name
+in the Hugging Face cache; docs/transformer.md); `crftag train CONFIG --set section.key=value`
+overrides one key (repeatable), and paths given that way are relative to the current directory.
 
 Every number has the bounds the table gives, and a float must be finite (`.nan` and `.inf` are
 refused). An unknown key is an error naming the nearest valid key; a value of the wrong type,

@@ -38,6 +38,7 @@ from crftag.config.keys import (
 from crftag.config.loading import SHOWN_CHARS, apply_override, build, read_yaml_file, relative_to
 from crftag.config.removed import drop_removed_defaults, removed_key_errors
 from crftag.config.tune import TuneConfig
+from crftag.data.encoder_files import cached_snapshot, hub_cache
 from crftag.data.subwords import POOLINGS
 from crftag.errors import CrftagError
 
@@ -143,8 +144,9 @@ class ModelConfig:
     char_lm_finetune: bool = _key(False, "Train `char_lm`'s models too (default: kept as is).")
     transformer: str | None = _key(
         None,
-        "A Hugging Face encoder's folder, else a model name in the local cache (never "
-        "downloaded): its word representations join the features (docs/transformer.md).",
+        "A Hugging Face encoder's folder (beside the config file), else a model name in the "
+        "local cache (never downloaded): its word representations join the features "
+        "(docs/transformer.md).",
     )
     transformer_layers: int = _key(
         1, "1: its last layer; N: a learned mix of its last N.", minimum=1, maximum=MAX_ENCODER
@@ -299,13 +301,31 @@ class ConfigSource:
         return build(Config, raw, self.path, list(self.errors))
 
 
-def _transformer_folder(base: str, model: dict) -> dict:
-    """The model section with ``transformer`` a folder relative to the config file where one
-    is there; else as written, a name of the Hugging Face cache."""
+def _transformer_folder(base: str, model: dict) -> tuple[dict, str | None]:
+    """The model section with ``transformer``, a relative path, made the folder beside the
+    config file if one is there; else it is a name in the local Hugging Face cache. The
+    working directory is never searched: a folder of that name there and not beside the file
+    is a mistake (returned, with the section as written), and so is a name in neither place."""
     name = model.get("transformer")
-    if isinstance(name, str) and os.path.isdir(relative_to(base, name)):
-        return {**model, "transformer": relative_to(base, name)}
-    return model
+    if not isinstance(name, str) or not name or os.path.isabs(name):
+        return model, None
+    beside = relative_to(base, name)
+    if os.path.isdir(beside):
+        return {**model, "transformer": beside}, None
+    here = os.path.abspath(name)
+    if os.path.isdir(here):
+        return model, (
+            f"model.transformer: {name}: no folder {beside} beside the config file, whose "
+            f"paths are relative to it; {here} in the working directory is not read: give "
+            "the path from the config file's folder, or an absolute one"
+        )
+    cache = hub_cache()
+    if cache is not None and cached_snapshot(cache, name) is None:
+        return model, (
+            f"model.transformer: {name}: no folder {beside} beside the config file and no "
+            f"{name!r} in the Hugging Face cache {cache}; crftag never downloads"
+        )
+    return model, None
 
 
 def read_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> ConfigSource:
@@ -322,11 +342,16 @@ def read_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Confi
                 key: relative_to(base, value) if key in keys else value
                 for key, value in values.items()
             }
+    encoder, encoder_problem = None, None
     if isinstance(raw.get("model"), dict):
-        raw["model"] = _transformer_folder(base, raw["model"])
+        raw["model"], encoder_problem = _transformer_folder(base, raw["model"])
+        encoder = raw["model"].get("transformer")
     for override in overrides:
         problem = apply_override(raw, override)
         if problem is not None:
             errors.append(f"--set {override[:SHOWN_CHARS]}: {problem}")
+    model = raw.get("model")
+    if encoder_problem and isinstance(model, dict) and model.get("transformer") is encoder:
+        errors.append(f"{path}: {encoder_problem}")  # unless --set gave another encoder
     raw, removed = removed_key_errors(raw, path)
     return ConfigSource(path, raw, (*errors, *removed))

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from crftag.errors import CrftagError
+
 __all__ = [
     "POOLINGS",
     "EncoderFiles",
@@ -79,6 +81,12 @@ def _with_unknown_words(tokenizer, tokens: list[str], word_ids: list) -> tuple[l
     """(ids, word_ids) of ``tokens`` with each word that has no subword replaced by the
     tokenizer's unknown token."""
     present = set(word_ids)
+    if tokenizer.unk_token is None:
+        missing = next(token for i, token in enumerate(tokens) if i not in present)
+        raise CrftagError(
+            f"model.transformer: its tokenizer makes nothing of the token {missing[:40]!r} and "
+            "has no unknown token to read it as"
+        )
     replaced = [token if i in present else tokenizer.unk_token for i, token in enumerate(tokens)]
     encoding = tokenizer(replaced, is_split_into_words=True, add_special_tokens=False)
     return encoding["input_ids"], encoding.word_ids()

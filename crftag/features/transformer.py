@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from crftag.data.encoder_files import check_tokenizer_files, encoder_shape
 from crftag.data.subwords import EncoderFiles
 from crftag.errors import CrftagError
 from crftag.features.base import Feature, Shapes, TextBatch
@@ -82,6 +83,11 @@ class Transformer(Feature):
             raise ValueError(f"{where}.tokenizer: expected file names and their text")
         if sum(len(k) + len(v) for k, v in tokenizer.items()) > MAX_FILE_CHARS:
             raise ValueError(f"{where}.tokenizer: larger than {MAX_FILE_CHARS:,} characters")
+        # The encoder's kind, sizes and tokenizer, bounded before anything is built from them.
+        try:
+            check_tokenizer_files(tokenizer, encoder_shape(files["config"]))
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
 
     def shapes(self, model: Mapping, vocabularies: Mapping) -> Shapes:
         raise ValueError(f"{self.key}: an export {_REFUSAL}")
@@ -90,10 +96,10 @@ class Transformer(Feature):
         files = vocabularies.get("transformer")
         if files is None:  # a skeleton sized before the encoder is read counts no encoder
             return 0
-        size = (files.get("config") or {}).get("hidden_size")
-        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-            raise ValueError("vocabularies.transformer.config: no hidden_size")
-        return size
+        try:  # the config class's width, under whichever name the encoder's config keeps it
+            return encoder_shape(files.get("config")).width
+        except ValueError as error:
+            raise ValueError(f"vocabularies.transformer: {error}") from None
 
     def torch_module(self, config, vocabularies):
         from crftag.nn.transformer import TransformerWords

@@ -28,6 +28,13 @@ from collections.abc import Iterator, Sequence
 import torch
 from torch import nn
 
+from crftag.data.encoder_files import (
+    check_encoder_folder,
+    check_tokenizer_files,
+    encoder_shape,
+    import_transformers,
+    model_folder,
+)
 from crftag.data.progress import progress_bar
 from crftag.data.subwords import (
     POOLINGS,
@@ -51,90 +58,69 @@ _EXTRACTION_BATCH = 32  # sentences an extraction call reads at once
 _MAX_WINDOWS = 64  # windows one encoder call reads, to bound its memory
 
 
-def import_transformers(key: str = "model.transformer"):
-    """The ``transformers`` module, or a one-line error saying how to install it."""
-    try:
-        import transformers
-    except ImportError:
-        raise CrftagError(
-            f"{key} needs the transformers package: pip install 'crftag[transformers]'"
-        ) from None
-    transformers.logging.set_verbosity_error()  # its notes on unused weights are not ours
-    return transformers
-
-
-def _model_folder(name: str, key: str) -> str:
-    """The folder of ``name``: itself if it is one, else its snapshot in the local Hugging Face
-    cache, found on disk alone; else a one-line error saying where crftag looked."""
-    if os.path.isdir(name):
-        return name
-    import_transformers(key)
-    from huggingface_hub import constants
-
-    cache = constants.HF_HUB_CACHE
-    snapshot = _cached_snapshot(cache, name)
-    if snapshot is None:
-        raise CrftagError(
-            f"{key}: no model folder {os.path.abspath(name)} and no {name!r} in the Hugging "
-            f"Face cache {cache}; crftag never downloads: give a folder written by "
-            "save_pretrained"
-        )
-    return snapshot
-
-
-def _cached_snapshot(cache: str, name: str) -> str | None:
-    """The cache's snapshot folder of model ``name`` (``ORG/NAME``), as the Hugging Face hub
-    lays it out: ``models--ORG--NAME/snapshots/REVISION``, the revision ``refs/main`` names
-    (else the only one there); None if it is not cached."""
-    repository = os.path.join(cache, "models--" + name.replace("/", "--"))
-    snapshots = os.path.join(repository, "snapshots")
-    try:
-        with open(os.path.join(repository, "refs", "main"), encoding="utf-8") as stream:
-            chosen = [stream.read().strip()]
-    except OSError:
-        chosen = os.listdir(snapshots) if os.path.isdir(snapshots) else []
-    folders = [os.path.join(snapshots, revision) for revision in chosen if revision]
-    found = [folder for folder in folders if os.path.isdir(folder)]
-    return found[0] if len(found) == 1 else None
-
-
 def load_encoder_files(name: str, key: str = "model.transformer") -> EncoderFiles:
-    """The config and tokenizer files of the model folder or cached model ``name``; a one-line
-    error naming ``key`` if it is missing or unusable."""
+    """The config and tokenizer files of the model folder or cached model ``name``, checked
+    (:mod:`crftag.data.encoder_files`); a one-line error naming ``key``, the folder and the
+    file if anything in the folder is missing or unusable."""
     transformers = import_transformers(key)
-    folder = _model_folder(name, key)
+    folder = model_folder(name, key)
     with _usable(folder, key):
+        shape = check_encoder_folder(folder)
         config = transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
         tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
-    if not tokenizer.is_fast:
-        raise CrftagError(f"{key}: {folder}: crftag needs a fast tokenizer (tokenizer.json)")
-    with tempfile.TemporaryDirectory() as saved:
-        tokenizer.save_pretrained(saved, legacy_format=False)
-        files = {}
-        for file_name in sorted(os.listdir(saved)):
-            with open(os.path.join(saved, file_name), encoding="utf-8") as stream:
-                files[file_name] = stream.read()
+        if not tokenizer.is_fast:
+            raise ValueError("tokenizer.json: missing; crftag needs a fast tokenizer")
+        with tempfile.TemporaryDirectory() as saved:
+            tokenizer.save_pretrained(saved, legacy_format=False)
+            files = {}
+            for file_name in sorted(os.listdir(saved)):
+                with open(os.path.join(saved, file_name), encoding="utf-8") as stream:
+                    files[file_name] = stream.read()
+        check_tokenizer_files(files, shape)
     return EncoderFiles(config.to_dict(), files)
 
 
 def load_encoder_weights(name: str, key: str = "model.transformer") -> dict[str, torch.Tensor]:
     """The pretrained weights of the model folder or cached model ``name``, as the state dict
-    of :attr:`TransformerWords.encoder`."""
+    of :attr:`TransformerWords.encoder`: every weight the encoder needs, of its shape (the
+    pooler, which crftag does not use, aside), and none for a layer its config does not
+    have; else a one-line error naming ``key`` and the folder."""
     transformers = import_transformers(key)
-    folder = _model_folder(name, key)
+    folder = model_folder(name, key)
     with _usable(folder, key):
-        model = transformers.AutoModel.from_pretrained(folder, local_files_only=True)
+        check_encoder_folder(folder)
+        model, report = transformers.AutoModel.from_pretrained(
+            folder, local_files_only=True, output_loading_info=True, ignore_mismatched_sizes=True
+        )
+        modules = {module for module, _ in model.named_modules()}
+        wrong = [k for k in report["missing_keys"] if not k.startswith("pooler.")]
+        wrong += [k for k in report["unexpected_keys"] if _owner(k, modules)]
+        wrong += [k if isinstance(k, str) else k[0] for k in report.get("mismatched_keys", [])]
+        if wrong:
+            raise ValueError(f"the weights do not fit config.json (first: {wrong[0]})")
     return {k: v.detach().cpu() for k, v in model.state_dict().items()}
+
+
+def _owner(key: str, modules: set[str]) -> bool:
+    """Whether weight ``key`` belongs to a numbered layer the model lacks, in a list of layers
+    the model has (``encoder.layer.5.…`` of a model with ``encoder.layer`` of 2)."""
+    parts = key.split(".")
+    return any(
+        part.isdigit() and ".".join(parts[:at]) in modules for at, part in enumerate(parts) if at
+    )
 
 
 @contextlib.contextmanager
 def _usable(folder: str, key: str) -> Iterator[None]:
-    """Hugging Face's errors on a folder it cannot read, as one line naming ``key``."""
+    """Any error in reading the folder (a ValueError of the checks naming the file, or
+    Hugging Face's own) as one line naming ``key`` and the folder: the folder is input."""
     try:
         yield
-    except (OSError, ValueError, KeyError) as error:
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise CrftagError(f"{key}: {folder}: not a usable model folder ({reason})") from None
+    except CrftagError:
+        raise
+    except Exception as error:  # noqa: BLE001  (checked first; what is left is still the folder's)
+        reason = str(error).splitlines()[0] if str(error).strip() else type(error).__name__
+        raise CrftagError(f"{key}: {folder}: {reason}") from None
 
 
 _SPECIAL_TOKENS = ("unk", "pad", "cls", "sep", "mask", "bos", "eos")
@@ -166,6 +152,8 @@ def _tokenizer(files: EncoderFiles):
     )
 
 
+# Encoders whose positions count from the padding id's, so that many fewer are usable.
+_POSITIONS_AFTER_PADDING = ("roberta", "xlm-roberta")
 _NO_LIMIT = int(1e30)  # what transformers itself sets where a tokenizer names no limit
 
 
@@ -212,6 +200,10 @@ class TransformerWords(nn.Module):
     ) -> None:
         super().__init__()
         transformers = import_transformers()
+        try:  # a model file's are checked as it loads; these may come from code
+            check_tokenizer_files(files.tokenizer, encoder_shape(files.config))
+        except ValueError as error:
+            raise CrftagError(f"model.transformer: {error}") from None
         config = transformers.AutoConfig.for_model(**files.config)
         self.encoder = transformers.AutoModel.from_config(config)
         self.tokenizer = _tokenizer(files)
@@ -225,7 +217,7 @@ class TransformerWords(nn.Module):
             raise ValueError(f"expected pooling in {POOLINGS}, got {pooling!r}")
         self.layers, self.pooling, self.finetune = layers, pooling, finetune
         self.mix = ScalarMix(layers) if layers > 1 else None
-        self.output_size = config.hidden_size
+        self.output_size = self.encoder.config.hidden_size  # the width of the states it gives
         self.width, self.prefix = self._window(config, max_length)
         self.encoder.requires_grad_(finetune)
         self.cache: dict[tuple[str, ...], torch.Tensor] | None = None
@@ -233,7 +225,10 @@ class TransformerWords(nn.Module):
 
     def _window(self, config, max_length: int | None) -> tuple[int, int]:
         """(subwords of a sentence a window holds, special tokens before them)."""
-        limits = [config.max_position_embeddings, self.tokenizer.model_max_length]
+        positions = getattr(config, "max_position_embeddings", None)
+        if positions and config.model_type in _POSITIONS_AFTER_PADDING:
+            positions -= (config.pad_token_id or 0) + 1
+        limits = [positions, self.tokenizer.model_max_length]
         if max_length is not None:
             limits.append(max_length)
         self.frame = special_frame(self.tokenizer)  # (ids before, ids after) a window's subwords

@@ -233,6 +233,12 @@ def check_model_settings(config: Config) -> None:
             f"model.hidden_size: 0 (no BiLSTM) is for a CRF on "
             f"{' or '.join(feature.key for feature in alone)}; set one, or hidden_size of 1 or more"
         )
+    if config.model.hidden_size == 0 and config.model.document_context:
+        raise CrftagError(
+            "model.document_context: averages the BiLSTM's states over a document, and "
+            "model.hidden_size 0 has no BiLSTM: set hidden_size of 1 or more, or remove "
+            "document_context"
+        )
     if config.model.embeddings is not None:
         if config.model.encoder == "features":
             raise CrftagError(

@@ -4,14 +4,19 @@ n-best, constrained partitions) and its compiled kernels. Imports nothing else o
     from crftag.crf import CRF
     crf = CRF(num_tags=5)
 
-``CRF`` is loaded on first use: the torch-free runtime imports this package's NumPy decoding
-(``arrays``) without pulling torch in.
+``teacher_marginals`` and ``posterior_cross_entropy`` distil one CRF into another
+(:mod:`crftag.crf.distillation`). They and ``CRF`` are loaded on first use: the torch-free
+runtime imports this package's NumPy decoding (``arrays``) without pulling torch in.
 """
 
 import importlib
 
-__all__ = ["CRF"]
-_EXPORTS = {"CRF": "crftag.crf.crf"}
+__all__ = ["CRF", "posterior_cross_entropy", "teacher_marginals"]
+_EXPORTS = {
+    "CRF": "crftag.crf.crf",
+    "posterior_cross_entropy": "crftag.crf.distillation",
+    "teacher_marginals": "crftag.crf.distillation",
+}
 
 
 def __getattr__(name: str):

@@ -33,7 +33,7 @@ from crftag.crf import scan
 from crftag.crf.arrays import running_counts
 from crftag.crf.choice import COMPILED, compiled_loops, forced_kernel
 
-__all__ = ["compiled_kernels_available", "log_partition", "marginals"]
+__all__ = ["compiled_kernels_available", "log_partition", "marginals", "posteriors_and_counts"]
 
 
 def _finite_max(values: torch.Tensor) -> torch.Tensor:
@@ -204,6 +204,15 @@ class _Forward:
         per_position = torch.where(active, joint.sum(2, keepdim=True), 1.0)
         return torch.where(active, joint / per_position, 0.0), per_position
 
+    def following(self, betas: torch.Tensor, per_position: torch.Tensor) -> torch.Tensor:
+        """(B, T-1, K): at each t >= 1, the factor by which tag j there multiplies the previous
+        position's alphas in the pairwise posteriors, xi_t(i, j) = p_{t-1}(i) W(i, j) e_t(j)
+        b_t(j) / (s_t Z_t) = alphas[t-1, i] * W(i, j) * following[t-1, j]; 0 on padding."""
+        scaled, norms = self.scaled[:, 1:], self.norms[:, 1:, None]
+        following = scaled * betas[:, 1:] / (norms * per_position[:, 1:])
+        # Selected, not multiplied: padding may hold inf.
+        return torch.where(self.mask[:, 1:].unsqueeze(2), following, 0.0)
+
     def unsort(self, values: torch.Tensor) -> torch.Tensor:
         if self.order is None:
             return values
@@ -234,7 +243,7 @@ class _LogPartition(torch.autograd.Function):
         if ctx.compiled is not None:
             return _compiled_gradients(ctx.compiled, grad_log_z)
         forward = ctx.forward  # kept: backward may run again with retain_graph
-        alphas, scaled, norms = forward.alphas, forward.scaled, forward.norms
+        alphas = forward.alphas
         num_tags = alphas.size(2)
         if forward.order is not None:
             grad_log_z = grad_log_z[forward.order]
@@ -244,10 +253,8 @@ class _LogPartition(torch.autograd.Function):
         weight = grad_log_z.view(-1, 1, 1) * active.to(alphas.dtype)
         marginals = posterior * weight  # (B, T, K), the gradient for emissions
 
-        # Expected transition counts: xi_t(i, j) = p_{t-1}(i) W(i, j) e_t(j) b_t(j) / (s_t Z_t).
-        following = scaled[:, 1:] * betas[:, 1:] / (norms[:, 1:, None] * per_position[:, 1:])
-        # Zero on padding (selected, not multiplied: padding may hold inf), scaled by the grad.
-        following = torch.where(active[:, 1:], following * weight[:, 1:], 0.0)
+        # Expected transition counts, each sentence's weighted by its grad.
+        following = forward.following(betas, per_position) * grad_log_z.view(-1, 1, 1)
         counts = alphas[:, :-1].reshape(-1, num_tags).T @ following.reshape(-1, num_tags)
         grad_transitions = counts * forward.weights
         grad_start = marginals[:, 0].sum(0)
@@ -327,6 +334,28 @@ def marginals(
         forward = _Forward(emissions, mask, transitions, start, end)
         posterior, _ = forward.posteriors(forward.betas())
         return forward.unsort(posterior)
+
+
+def posteriors_and_counts(
+    emissions: torch.Tensor,
+    mask: torch.Tensor,
+    transitions: torch.Tensor,
+    start: torch.Tensor,
+    end: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """log Z (B,), the marginals p(y_t = k | x) (B, T, K), 0 where masked, and each sentence's
+    expected transition counts (B, K, K), ``counts[b, i, j] = sum_{t>1} p(y_{t-1} = i, y_t = j
+    | x_b)``, by the scaled forward-backward (the gradient of log Z, per sentence); no graph.
+    Where a step underflows (see the module's docstring) a row's values are not finite."""
+    with torch.no_grad():
+        if _runs_compiled(emissions, transitions, start, end):
+            return _forward_backward_compiled(emissions, mask, transitions, start, end, 2)
+        forward = _Forward(emissions, mask, transitions, start, end)
+        betas = forward.betas()
+        posterior, per_position = forward.posteriors(betas)
+        following = forward.following(betas, per_position)  # (B, T-1, K to)
+        counts = torch.bmm(forward.alphas[:, :-1].transpose(1, 2), following) * forward.weights
+        return forward.unsort(forward.log_z), forward.unsort(posterior), forward.unsort(counts)
 
 
 def log_partition(

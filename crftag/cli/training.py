@@ -90,7 +90,7 @@ def _resume(output_dir: str, device, *, show_progress: bool) -> dict:
     """Continue the run in ``output_dir``: a tagger's, or a student's (``crftag distill``)."""
     from crftag.training.distill import distill
     from crftag.training.run import train as run_training
-    from crftag.training.state import resumed_task
+    from crftag.training.rundir import resumed_task
 
     if resumed_task(output_dir) == "distill":
         return distill(

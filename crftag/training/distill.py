@@ -125,7 +125,6 @@ def _fresh(
     )
     store_dir = os.path.join(output_dir, STORE_FOLDER)
     if overwrite:
-        clear_run(output_dir)
         _remove_other_store(store_dir, teacher.source, text_files, config)
     exclude = {tuple(s.tokens) for s in dev + test}
     store = label_text(
@@ -137,6 +136,8 @@ def _fresh(
         show_progress=show_progress,
     )
     del teacher  # its memory (an encoder's) is the student's now
+    if overwrite:  # the text read and labelled: the earlier run's files can go
+        clear_run(output_dir)
     run.distillation = {
         "teacher": os.path.abspath(teacher_path),
         "teacher_digest": store.teacher_digest,

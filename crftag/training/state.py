@@ -41,7 +41,6 @@ __all__ = [
     "read_resume",
     "restore_run",
     "resume_file",
-    "resumed_task",
     "save_resume",
 ]
 
@@ -202,14 +201,6 @@ def read_resume(output_dir: str, task: str) -> tuple[dict, str]:
             else f"{path}: task: expected one of {', '.join(TASKS)}, got {shown}"
         )
     return state, path
-
-
-def resumed_task(output_dir: str) -> str:
-    """The task (:data:`TASKS`) that the resume file in ``output_dir`` continues; ``train``
-    where it names none, or is no resume file (which :func:`load_resume` then refuses)."""
-    state = read_checkpoint(resume_file(output_dir))
-    task = state.get("task", "train") if state.get("format") == RESUME_FORMAT else "train"
-    return task if task in TASKS else "train"
 
 
 def check_resume_parts(state: dict, path: str) -> None:

@@ -205,3 +205,13 @@ def no_hang():
     yield
     signal.alarm(0)
     signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture(scope="session")
+def teacher_path(trained_tiny, tmp_path_factory):
+    """The tiny model saved as a checkpoint: a teacher's model file for distillation."""
+    from crftag.modelfiles.checkpoint import save_model
+
+    path = tmp_path_factory.mktemp("teacher") / "model.pt"
+    save_model(str(path), trained_tiny().loaded)
+    return str(path)

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from crftag.crf.crf import CRF
-from crftag.crf.scan import logsumexp
+from crftag.crf.distillation import teacher_marginals
 from crftag.data.batching import build_batch
 from crftag.data.indices import batch_rows
 from crftag.data.unlabelled_text import file_digest
@@ -98,7 +97,7 @@ def label_sentences(
         batch = batch.to(teacher.device)
         emissions = teacher.model.emissions(batch).float()  # (B, T, K)
         crf = teacher.model.crf
-        token_marginals, transition_marginals = _teacher_marginals(
+        token_marginals, transition_marginals = teacher_marginals(
             crf, emissions, batch.mask, temperature
         )
         best, _ = crf.decode(emissions, batch.mask)  # (B, T); a temperature changes no argmax
@@ -111,28 +110,3 @@ def label_sentences(
         if on_batch is not None:
             on_batch(len(indices))
     return TeacherLabels(tokens, transitions, paths)
-
-
-def _teacher_marginals(
-    crf: CRF, emissions: torch.Tensor, mask: torch.Tensor, temperature: float = 1.0
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Token marginals (B, T, K), 0 where masked, and transition marginals summed over each
-    sentence (B, K, K), both float32, of the CRF whose potentials and emissions (B, T, K) are
-    divided by ``temperature``: log-space forward-backward in float64."""
-    transitions, start, end = (p.double() / temperature for p in crf.potentials())
-    emissions = emissions.double() / temperature
-    alphas = [start + emissions[:, 0]]  # each (B, K)
-    for t in range(1, emissions.size(1)):
-        step = logsumexp(alphas[-1].unsqueeze(2) + transitions, dim=1) + emissions[:, t]
-        alphas.append(torch.where(mask[:, t].unsqueeze(1), step, alphas[-1]))
-    betas = [end.expand_as(alphas[0])]
-    for t in range(emissions.size(1) - 2, -1, -1):
-        step = logsumexp(transitions + (emissions[:, t + 1] + betas[-1]).unsqueeze(1), dim=2)
-        betas.append(torch.where(mask[:, t + 1].unsqueeze(1), step, end.expand_as(step)))
-    alpha, beta = torch.stack(alphas, 1), torch.stack(betas[::-1], 1)  # (B, T, K)
-    log_z = logsumexp(alpha[:, -1] + end, dim=1)  # (B,)
-    tokens = torch.exp(alpha + beta - log_z[:, None, None]) * mask.unsqueeze(2)
-    # p(y_{t-1} = i, y_t = j): (B, T-1, K from, 1) + (K, K) + (B, T-1, 1, K to)
-    pairs = alpha[:, :-1, :, None] + transitions + (emissions[:, 1:] + beta[:, 1:])[:, :, None]
-    pairs = torch.exp(pairs - log_z[:, None, None, None]) * mask[:, 1:, None, None]
-    return tokens.float(), pairs.sum(dim=1).float()

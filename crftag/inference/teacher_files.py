@@ -100,7 +100,46 @@ def read_manifest(store_dir: str) -> dict:
             f"{store_dir}: a teacher store of format {manifest.get('format_version')!r}; this "
             f"crftag reads format {FORMAT_VERSION}: label the text again into a new folder"
         )
+    wrong = [name for name, holds in _FIELDS.items() if not holds(manifest.get(name))]
+    if not wrong and sum(manifest["shard_sizes"]) != manifest["sentences"]:
+        wrong.append("shard_sizes")
+    if not wrong and len(manifest["shard_digests"]) > len(manifest["shard_sizes"]):
+        wrong.append("shard_digests")
+    if wrong:
+        raise CrftagError(f"{path}: damaged ({', '.join(wrong)}); label the text again")
     return manifest
+
+
+def _all(kind: type, *, positive: bool = False):
+    """Whether a value is a list of ``kind`` (positive numbers, if so asked)."""
+    return lambda value: (
+        isinstance(value, list)
+        and all(_is(kind, item) and (not positive or item > 0) for item in value)
+    )
+
+
+def _is(kind: type, value) -> bool:
+    """isinstance, where a bool is no int."""
+    return isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
+
+
+# Each field of a manifest past its format, and what it must hold.
+_FIELDS = {
+    "teacher": lambda value: _is(str, value),
+    "teacher_digest": lambda value: _is(str, value),
+    "text_files": _all(str),
+    "text_digest": lambda value: _is(str, value),
+    "exclusion_digest": lambda value: _is(str, value),
+    "temperature": lambda value: _is(float, value) and 0 < value < float("inf"),
+    "labels": _all(str),
+    "scheme": lambda value: _is(str, value),
+    "sentences": lambda value: _is(int, value) and value > 0,
+    "sentences_digest": lambda value: _is(str, value),
+    "removed": lambda value: _is(int, value) and value >= 0,
+    "shard_sizes": _all(int, positive=True),
+    "shard_digests": _all(str),
+    "complete": lambda value: _is(bool, value),
+}
 
 
 def check_identity(store_dir: str, manifest: dict, expected: dict) -> None:
@@ -169,11 +208,10 @@ def open_store(
     manifest = read_manifest(store_dir)
     expected = {"teacher_digest": teacher_digest, "text_digest": text_digest}
     check_identity(store_dir, manifest, {k: v for k, v in expected.items() if v is not None})
-    sizes, digests = manifest.get("shard_sizes"), manifest.get("shard_digests")
-    if not manifest.get("complete") or len(digests or []) != len(sizes or [None]):
-        done = len(digests or [])
+    sizes, digests = manifest["shard_sizes"], manifest["shard_digests"]
+    if not manifest["complete"] or len(digests) != len(sizes):
         raise CrftagError(
-            f"{store_dir}: the teacher store is unfinished ({done} of {len(sizes or [])} "
+            f"{store_dir}: the teacher store is unfinished ({len(digests)} of {len(sizes)} "
             "shards); run the labelling again to finish it"
         )
     sentences: list[tuple[str, ...]] = []

@@ -2,11 +2,12 @@
 and read by every student run (docs/distillation.md).
 
 A store is a folder: ``manifest.json`` (what was labelled, by which teacher, and each shard's
-SHA-256) and ``shard-NNNNN.npz`` files, each the labels of about :data:`SHARD_SENTENCES`
-consecutive sentences (whole lines of the text). Every file is written whole or not at all
-(:mod:`crftag.data.atomic`), the manifest after each shard, so labelling that is stopped by
-Ctrl-C, SIGTERM or a kill continues from the last shard written, and gives byte for byte the
-store that an uninterrupted run gives (shards cut in one way, each computed alone).
+SHA-256) and ``shard-NNNNN.npz`` files, each the labels of at least :data:`SHARD_SENTENCES`
+consecutive sentences (the last one fewer), cut where a line of the text ends. Every file is
+written whole or not at all (:mod:`crftag.data.atomic`), the manifest after each shard, so
+labelling that is stopped by Ctrl-C, SIGTERM or a kill continues from the last shard written,
+and gives byte for byte the store that an uninterrupted run gives (shards cut in one way, each
+computed alone).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from crftag.data.unlabelled_text import (
     sentences_digest,
     text_digest,
 )
-from crftag.errors import CrftagError
+from crftag.errors import CrftagError, TrainingInterrupted
 from crftag.inference.base import TaggerBase
 from crftag.inference.teacher import label_sentences, teacher_digest, torch_teacher
 from crftag.inference.teacher_files import (
@@ -53,7 +54,7 @@ __all__ = [
     "text_digest",
 ]
 
-SHARD_SENTENCES = 1024  # a stop loses at most this much work; the store holds one file per
+SHARD_SENTENCES = 1024  # the least a shard holds: a stop loses at most one shard's work
 
 
 def label_text(
@@ -133,22 +134,31 @@ def _label_shards(teacher, sentences, documents, store_dir, manifest, batch_size
         desc="labelling",
         unit="sentence",
     )
-    with bar:
-        for index in range(done, len(sizes)):
-            first, last = starts[index], starts[index + 1]
-            labels = label_sentences(
-                teacher,
-                sentences[first:last],
-                documents[first:last],
-                temperature=manifest["temperature"],
-                batch_size=batch_size,
-                on_batch=bar.update,
-            )
-            data = shard_bytes(sentences[first:last], labels)
-            digest = _write_shard(os.path.join(store_dir, shard_name(index)), data)
-            manifest["shard_digests"].append(digest)
-            manifest["complete"] = index + 1 == len(sizes)
-            _write_manifest(store_dir, manifest)
+    try:
+        with bar:
+            for index in range(done, len(sizes)):
+                first, last = starts[index], starts[index + 1]
+                labels = label_sentences(
+                    teacher,
+                    sentences[first:last],
+                    documents[first:last],
+                    temperature=manifest["temperature"],
+                    batch_size=batch_size,
+                    on_batch=bar.update,
+                )
+                data = shard_bytes(sentences[first:last], labels)
+                digest = _write_shard(os.path.join(store_dir, shard_name(index)), data)
+                manifest["shard_digests"].append(digest)
+                manifest["complete"] = index + 1 == len(sizes)
+                _write_manifest(store_dir, manifest)
+    except (KeyboardInterrupt, TrainingInterrupted):
+        written = len(manifest["shard_digests"])
+        print(
+            f"crftag: note: labelling stopped with {written} of {len(sizes)} shards written to "
+            f"{store_dir}; labelling the same text with the same teacher continues from there",
+            file=sys.stderr,
+        )
+        raise
 
 
 def _write_shard(path: str, data: bytes) -> str:

@@ -248,3 +248,183 @@ def test_a_large_temperature_approaches_uniform_over_the_allowed_paths():
         expected_tokens, expected_pairs = enumerated_marginals(paths, uniform, 5)
         torch.testing.assert_close(tokens[row, :n].double(), expected_tokens, atol=1e-5, rtol=0)
         torch.testing.assert_close(pairs[row].double(), expected_pairs, atol=1e-5, rtol=0)
+
+
+def one_hot_targets(tags, mask, num_tags):
+    """The marginals of the distribution with all its mass on the tags (B, T): token (B, T, K)
+    0 on padding, transition (B, K, K) counting each sentence's moves."""
+    one_hot = torch.nn.functional.one_hot(tags, num_tags).double() * mask.unsqueeze(2)
+    moves = one_hot[:, :-1].unsqueeze(3) * one_hot[:, 1:].unsqueeze(2)  # (B, T-1, K, K)
+    return one_hot, moves.sum(1)
+
+
+@pytest.mark.parametrize(("num_tags", "seed", "constrained"), CASES)
+def test_one_hot_targets_give_the_nll_of_their_path(num_tags, seed, constrained, any_kernel):
+    crf = random_crf(num_tags, seed, constrained)
+    emissions, mask, lengths = random_batch(5, 6, num_tags, seed)
+    # An allowed path: the Viterbi one, with garbage past each end.
+    tags, _ = crf.decode(emissions, mask)
+    tags = torch.where(mask, tags, torch.randint(num_tags, tags.shape))
+    tokens, pairs = one_hot_targets(tags, mask, num_tags)
+    loss = posterior_cross_entropy(crf, emissions, mask, tokens, pairs, reduction="none")
+    # CRF.score multiplies the emissions by the mask, so its padding must be finite.
+    clean = torch.where(mask.unsqueeze(2), emissions, 0.0)
+    torch.testing.assert_close(loss, crf.nll(clean, tags, mask, reduction="none"))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_one_hot_targets_give_pytorch_crfs_negative_log_likelihood(seed):
+    torchcrf = pytest.importorskip("torchcrf")
+    num_tags = 4
+    reference = torchcrf.CRF(num_tags, batch_first=True).double()
+    crf = CRF(num_tags).double()
+    with torch.no_grad():
+        crf.transitions.copy_(reference.transitions)
+        crf.start_transitions.copy_(reference.start_transitions)
+        crf.end_transitions.copy_(reference.end_transitions)
+    # pytorch-crf multiplies padding by 0, so its padding must be finite.
+    emissions, mask, _ = random_batch(6, 7, num_tags, seed, garbage=False)
+    tags = torch.randint(num_tags, mask.shape, generator=torch.Generator().manual_seed(seed))
+    tokens, pairs = one_hot_targets(tags, mask, num_tags)
+    loss = posterior_cross_entropy(crf, emissions, mask, tokens, pairs, reduction="none")
+    expected = -reference(emissions, tags, mask.to(torch.uint8), reduction="none")
+    torch.testing.assert_close(loss, expected)
+
+
+@pytest.mark.parametrize(("num_tags", "seed", "constrained"), CASES)
+def test_the_cross_entropy_is_at_least_the_teachers_entropy_equal_for_the_teacher(
+    num_tags, seed, constrained
+):
+    """H(q, p) = H(q) + KL(q || p) >= H(q), with equality when the student is the teacher."""
+    teacher = random_crf(num_tags, seed, constrained)
+    student = random_crf(num_tags, seed + 200, constrained)
+    emissions, mask, lengths = random_batch(4, length_for(num_tags), num_tags, seed)
+    tokens, pairs = (m.double() for m in teacher_marginals(teacher, emissions, mask))
+    with torch.no_grad():
+        expected = entropy(teacher, emissions, lengths)
+        own = posterior_cross_entropy(teacher, emissions, mask, tokens, pairs, reduction="none")
+        other = posterior_cross_entropy(student, emissions, mask, tokens, pairs, reduction="none")
+    torch.testing.assert_close(own, expected, atol=1e-5, rtol=0)
+    assert (other > expected + 1e-3).all()  # these random students differ from the teacher
+
+
+def test_the_reductions_are_those_of_nll(any_kernel):
+    teacher, student = random_crf(3, 10), random_crf(3, 11)
+    emissions, mask, _ = random_batch(4, 5, 3, 10)
+    tokens, pairs = teacher_marginals(teacher, emissions, mask)
+    losses = posterior_cross_entropy(student, emissions, mask, tokens, pairs, reduction="none")
+    assert losses.shape == (4,)
+    expected = {
+        "sum": losses.sum(),
+        "mean": losses.mean(),
+        "token_mean": losses.sum() / mask.sum(),
+    }
+    for reduction, value in expected.items():
+        result = posterior_cross_entropy(student, emissions, mask, tokens, pairs, reduction)
+        torch.testing.assert_close(result, value)
+    assert posterior_cross_entropy(student, emissions, mask, tokens, pairs).shape == ()
+    with pytest.raises(ValueError, match="reduction"):
+        posterior_cross_entropy(student, emissions, mask, tokens, pairs, reduction="max")
+
+
+def test_padding_and_batching_change_nothing():
+    """Each row alone, cut to its length, gives the values and gradients it gives in a batch
+    whose padding holds garbage (in the emissions and in the token targets)."""
+    teacher, student = random_crf(5, 12, True), random_crf(5, 13, True)
+    emissions, mask, lengths = random_batch(5, 6, 5, 12)
+    tokens, pairs = teacher_marginals(teacher, emissions, mask)
+    noisy_tokens = torch.where(mask.unsqueeze(2), tokens, float("nan"))
+    leaf = emissions.clone().requires_grad_()
+    losses = posterior_cross_entropy(student, leaf, mask, noisy_tokens, pairs, reduction="none")
+    (gradient,) = torch.autograd.grad(losses.sum(), leaf)
+    assert torch.isfinite(gradient).all() and (gradient[~mask] == 0).all()
+    for row, n in enumerate(lengths):
+        alone = emissions[row : row + 1, :n].clone().requires_grad_()
+        alone_mask = mask[row : row + 1, :n]
+        alone_tokens, alone_pairs = teacher_marginals(teacher, alone, alone_mask)
+        torch.testing.assert_close(alone_tokens, tokens[row : row + 1, :n])
+        torch.testing.assert_close(alone_pairs, pairs[row : row + 1])
+        loss = posterior_cross_entropy(student, alone, alone_mask, alone_tokens, alone_pairs)
+        (alone_gradient,) = torch.autograd.grad(loss, alone)
+        torch.testing.assert_close(loss, losses[row])
+        torch.testing.assert_close(alone_gradient[0], gradient[row, :n])
+
+
+@pytest.mark.parametrize("constrained", [False, True])
+def test_a_batch_of_one_sentence_of_one_token(constrained, recursion_steps):
+    teacher, student = random_crf(5, 14, constrained), random_crf(5, 15, constrained)
+    emissions = torch.randn(1, 1, 5, generator=torch.Generator().manual_seed(14))
+    mask = torch.ones(1, 1, dtype=torch.bool)
+    tokens, pairs = teacher_marginals(teacher, emissions, mask, temperature=0.5)
+    expected_tokens, _ = brute_force_marginals(teacher, emissions, [1], 0.5)
+    torch.testing.assert_close(tokens.double(), expected_tokens, atol=1e-6, rtol=0)
+    assert pairs.shape == (1, 5, 5) and (pairs == 0).all()
+    tokens, pairs = teacher_marginals(teacher, emissions, mask)
+    loss = posterior_cross_entropy(student, emissions, mask, tokens, pairs)
+    expected = brute_force_cross_entropy(teacher, student, emissions, emissions, [1])
+    torch.testing.assert_close(loss, expected.sum(), atol=1e-6, rtol=0)
+
+
+def test_targets_are_taken_as_given_not_renormalised():
+    """Rounded targets (float16 storage) that do not sum to 1 give the exact linear function of
+    the targets: H(c q) = log Z - c (log Z - H(q))."""
+    teacher, student = random_crf(5, 16, True), random_crf(5, 17, True)
+    emissions, mask, _ = random_batch(4, 5, 5, 16)
+    tokens, pairs = (m.double() for m in teacher_marginals(teacher, emissions, mask))
+    with torch.no_grad():
+        exact = posterior_cross_entropy(student, emissions, mask, tokens, pairs, "none")
+        scaled = posterior_cross_entropy(
+            student, emissions, mask, 1.01 * tokens, 1.01 * pairs, "none"
+        )
+        log_z = student.log_partition(emissions, mask)
+        rounded = posterior_cross_entropy(
+            student, emissions, mask, tokens.half(), pairs.half(), "none"
+        )
+    torch.testing.assert_close(scaled, log_z - 1.01 * (log_z - exact))
+    assert rounded.dtype == torch.float64
+    torch.testing.assert_close(rounded, exact, atol=0.05, rtol=0)  # float16's rounding
+
+
+@pytest.mark.parametrize("position", ["transition", "first tag", "last tag"])
+def test_teacher_mass_where_the_student_forbids_a_move_is_refused(position):
+    """A student that forbids what the teacher believes in has cross-entropy +inf: refused in
+    one message, rather than an infinite loss."""
+    o, b_b, i_a = LABELS.index("O"), LABELS.index("B-B"), LABELS.index("I-A")
+    allowed, allowed_start, allowed_end = map(torch.tensor, allowed_transitions("iob2", LABELS))
+    allowed_end[b_b] = False  # IOB2 may end on any tag: forbid one ending here
+    student = CRF(5, allowed=allowed, allowed_start=allowed_start, allowed_end=allowed_end)
+    emissions, mask, lengths = random_batch(3, 4, 5, 18)
+    tags, _ = student.decode(emissions, mask)
+    tokens, pairs = one_hot_targets(tags, mask, 5)  # all on allowed paths
+    assert posterior_cross_entropy(student, emissions.float(), mask, tokens, pairs).isfinite()
+    if position == "transition":
+        pairs[1, o, i_a] = 0.25  # O -> I-A: not IOB2
+    elif position == "first tag":
+        tokens[1, 0, i_a] = 0.25  # a sentence cannot start inside a span
+    else:
+        tokens[1, lengths[1] - 1, b_b] = 0.25
+    expected = f"forbids a {position}, got 0.25 in sentence 1"
+    with pytest.raises(ValueError, match=expected):
+        posterior_cross_entropy(student, emissions.float(), mask, tokens, pairs)
+
+
+def test_bad_arguments_are_value_errors():
+    crf = random_crf(3, 19)
+    emissions, mask, _ = random_batch(2, 4, 3, 19)
+    for temperature in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="temperature > 0"):
+            teacher_marginals(crf, emissions, mask, temperature)
+    with pytest.raises(ValueError, match="3 tags"):
+        teacher_marginals(crf, emissions[:, :, :2], mask)
+    tokens, pairs = teacher_marginals(crf, emissions, mask)
+    with pytest.raises(ValueError, match=r"token_marginals of shape \(2, 4, 3\)"):
+        posterior_cross_entropy(crf, emissions, mask, tokens[:, :3], pairs)
+    with pytest.raises(ValueError, match=r"transition_marginals of shape \(2, 3, 3\)"):
+        posterior_cross_entropy(crf, emissions, mask, tokens, pairs[0])
+
+
+def test_a_sentence_with_no_allowed_path_is_refused():
+    """One tag that may neither start nor end a sentence: no path of one token."""
+    crf = CRF(1, allowed_start=torch.tensor([False]))
+    with pytest.raises(ValueError, match="no allowed tag sequence|an allowed tag sequence"):
+        teacher_marginals(crf, torch.zeros(1, 1, 1), torch.ones(1, 1, dtype=torch.bool))

@@ -55,22 +55,33 @@ def teacher_marginals(
             tensor.detach().to(torch.float64) / temperature
             for tensor in (emissions, *crf.potentials())
         ]
-        emissions, transitions, start, end = scaled
-        with warnings.catch_warnings():  # NumPy's steps warn of the underflow redone below
-            warnings.simplefilter("ignore", RuntimeWarning)
-            log_z, tokens, counts = kernels.posteriors_and_counts(
-                emissions, mask, transitions, start, end
-            )
-        broken = ~torch.isfinite(log_z)
-        broken |= ~torch.isfinite(tokens).flatten(1).all(1) | ~torch.isfinite(counts).flatten(
-            1
-        ).all(1)
-        if bool(broken.any()):
-            rows = broken.nonzero().squeeze(1)
-            tokens[rows], counts[rows] = _log_space_marginals(
-                emissions[rows], mask[rows], transitions, start, end
-            )
+        tokens, counts = _exact_marginals(scaled[0], mask, *scaled[1:])
     return tokens.float(), counts.float()
+
+
+def _exact_marginals(
+    emissions: torch.Tensor,
+    mask: torch.Tensor,
+    transitions: torch.Tensor,
+    start: torch.Tensor,
+    end: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token marginals (B, T, K) and transition marginals (B, K, K) of float64 inputs: by the
+    scaled forward-backward, and in log space for the rows where it is not finite."""
+    with warnings.catch_warnings():  # NumPy's steps warn of the underflow redone below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        log_z, tokens, counts = kernels.posteriors_and_counts(
+            emissions, mask, transitions, start, end
+        )
+    broken = ~torch.isfinite(log_z)
+    for values in (tokens, counts):
+        broken |= ~torch.isfinite(values).flatten(1).all(1)
+    if bool(broken.any()):
+        rows = broken.nonzero().squeeze(1)
+        tokens[rows], counts[rows] = _log_space_marginals(
+            emissions[rows], mask[rows], transitions, start, end
+        )
+    return tokens, counts
 
 
 def _log_space_marginals(

@@ -93,3 +93,24 @@ def test_a_stopped_student_resumes_to_the_uninterrupted_weights(
     a = torch.load(straight / "model.pt", weights_only=True)["state_dict"]
     b = torch.load(broken / "model.pt", weights_only=True)["state_dict"]
     assert all(torch.equal(a[name], b[name]) for name in a)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["distill"], "distill needs a TEACHER and a CONFIG"),
+        (["distill", "en-ner", CONFIG], "needs unlabelled text: --text FILE"),
+        (["distill", "--resume", "DIR", "en-ner"], "--resume continues a run with its own"),
+        (["distill", "--resume", "DIR", "--overwrite"], "--overwrite starts a new run"),
+    ],
+)
+def test_missing_or_clashing_arguments_are_one_line(invoke, args, message):
+    result = invoke(args)
+    assert result.status == 2 and result.stdout == ""
+    assert result.stderr.startswith("crftag: error: ") and message in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_resuming_what_is_not_a_stopped_student_says_what_it_is(invoke, tmp_path):
+    result = invoke(["distill", "--resume", str(tmp_path)])
+    assert result.status == 2 and "nothing to resume" in result.stderr

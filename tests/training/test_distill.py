@@ -114,3 +114,22 @@ def test_missing_or_clashing_arguments_are_one_line(invoke, args, message):
 def test_resuming_what_is_not_a_stopped_student_says_what_it_is(invoke, tmp_path):
     result = invoke(["distill", "--resume", str(tmp_path)])
     assert result.status == 2 and "nothing to resume" in result.stderr
+
+
+def test_a_diverging_student_stops_in_one_line_and_saves_no_model(
+    invoke, tmp_path, sample_model, text, tiny_args
+):
+    diverging = {
+        "train__optimizer": "sgd",
+        "train__lr": 10.0,
+        "train__loss_reduction": "sum",
+        "train__clip_grad_norm": None,
+        "distill__weight": 100.0,
+    }
+    student = tmp_path / "student"
+    result = invoke(distill_args(sample_model, text, student, tiny_args(**diverging)))
+    assert (result.status, result.stdout) == (2, "")
+    error = [line for line in result.stderr.splitlines() if line.startswith("crftag: error:")]
+    assert len(error) == 1 and "training diverged in epoch 1" in error[0]
+    assert "lower distill.weight" in error[0]
+    assert not (student / "model.pt").exists()

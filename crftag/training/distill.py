@@ -139,7 +139,8 @@ def _fresh(
     if overwrite:  # the text read and labelled: the earlier run's files can go
         clear_run(output_dir)
     run.distillation = {
-        "teacher": os.path.abspath(teacher_path),
+        # A bundled model's name as given; a path made absolute.
+        "teacher": os.path.abspath(teacher_path) if os.path.exists(teacher_path) else teacher_path,
         "teacher_digest": store.teacher_digest,
         "teacher_scheme": store.scheme,
         "text": [os.path.abspath(path) for path in text_files],

@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-transformers4 test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models teachers lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 bench-peers test-cluster bench-cluster bench-robustness bench-gpu
+.PHONY: install test test-transformers4 test-all demo demo-distill bench bench-distill bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models teachers lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 bench-peers test-cluster bench-cluster bench-robustness bench-gpu
 
 install: $(STAMP)
 
@@ -55,6 +55,21 @@ demo: install
 	$(VENV)/bin/crftag train configs/sample.yaml -o runs/sample
 	$(VENV)/bin/crftag eval data/ner_sample.dev.conll -m runs/sample
 	$(VENV)/bin/crftag predict -m runs/sample --format conll < data/sentences.txt
+
+# A teacher trained on the NER sample labels 500 sentences of web text (the UD EWT sample's
+# raw text), and a smaller student learns from them beside the sample's own labelled data
+# (docs/distillation.md); both are scored on the sample's test file. About a minute of CPU.
+DEMO_DISTILL = runs/demo-distill
+demo-distill: install
+	mkdir -p $(DEMO_DISTILL)
+	sed -n 's/^# text = //p' data/ewt_sample.train.conllu | head -n 500 > $(DEMO_DISTILL)/text.txt
+	$(VENV)/bin/crftag train configs/sample.yaml -o $(DEMO_DISTILL)/teacher --overwrite \
+		--set train.epochs=4
+	$(VENV)/bin/crftag distill $(DEMO_DISTILL)/teacher configs/sample.yaml \
+		--text $(DEMO_DISTILL)/text.txt -o $(DEMO_DISTILL)/student --overwrite \
+		--set model.hidden_size=32 --set model.word_dim=32 --set train.epochs=4
+	$(VENV)/bin/crftag eval data/ner_sample.test.conll -m $(DEMO_DISTILL)/teacher
+	$(VENV)/bin/crftag eval data/ner_sample.test.conll -m $(DEMO_DISTILL)/student
 
 bench: bench-speed
 
@@ -290,6 +305,22 @@ bench-your-data-conll03: install $(TRANSFORMER)
 	$(call domain_resources,conll03,$(CONLL)/eng.testa $(CONLL)/eng.testb)
 	$(PY) benchmarks/your_data.py conll03 --data $(CONLL) --char-lm $(CORPORA)/conll03/lm \
 		--vectors $(CORPORA)/conll03/vectors.bin $(ENCODER_ROWS) $(RECORD_FLAG)
+
+# Distillation (docs/distillation.md): on the BTC, BC5CDR and CoNLL-2003, students from scratch,
+# from the teacher's Viterbi tags and from its exact posteriors (3 seeds each) beside the
+# teacher, the corpus's encoder row of bench-your-data (run it first: its run directory and
+# the domain text it fetched are read), on the first DISTILL_LINES lines of that text. Hours on
+# 2 cores, in the background (log: runs/bench/distill.log); run again, it resumes. Writes
+# distill.json.
+DISTILL_LINES ?= 50000
+DISTILL_DATA = btc:$(CORPORA)/btc bc5cdr:$(CORPORA)/bc5cdr conll03:$(CONLL)
+bench-distill: install
+	mkdir -p runs/bench
+	nohup sh -c 'for pair in $(DISTILL_DATA); do corpus=$${pair%%:*}; \
+		$(PY) benchmarks/distill.py $$corpus --data $${pair#*:} --sentences $(DISTILL_LINES) \
+			--text $(CORPORA)/$$corpus/textall.txt $(RECORD_FLAG) || exit 1; \
+	done' > runs/bench/distill.log 2>&1 &
+	@echo "bench-distill runs in the background: tail -f runs/bench/distill.log"
 
 # Text as people type it (docs/robustness.md): en-ner on eng.testb and en-pos on EWT test, as
 # published and lower-, upper-, title-cased and with typos, against the targets; then the

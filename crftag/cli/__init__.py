@@ -41,6 +41,12 @@ COMMANDS = {
         "train",
         "Train a BiLSTM-CRF from CONFIG and save it in the run directory.",
     ),
+    "distill": (
+        "crftag.cli.distilling",
+        "distill",
+        "Train a student from CONFIG on its labelled data and on TEACHER's labels of unlabelled "
+        "text.",
+    ),
     "eval": (
         "crftag.cli.scoring",
         "evaluate",

@@ -21,11 +21,31 @@ __all__ = [
     "InputFormat",
     "ModelOption",
     "OnError",
+    "OverwriteOption",
+    "QuietOption",
+    "RunDirOption",
+    "SeedOption",
+    "SetOption",
     "OutputFormat",
     "Probabilities",
     "MinutesOption",
     "finite",
 ]
+
+# The options of a training run: crftag train's and crftag distill's.
+RunDirOption = Annotated[str, typer.Option("-o", "--output", help="Run directory.")]
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option("--set", help="Override a config value: section.key=value (repeatable)."),
+]
+SeedOption = Annotated[int | None, typer.Option(help="Random seed (overrides train.seed).")]
+OverwriteOption = Annotated[
+    bool,
+    typer.Option(
+        "--overwrite", help="Replace the earlier run in the run directory (refused without)."
+    ),
+]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
 
 ModelOption = Annotated[
     str,

@@ -8,24 +8,28 @@ from typing import Annotated
 
 import typer
 
-from crftag.cli.options import DeviceChoice
+from crftag.cli.options import (
+    DeviceChoice,
+    OverwriteOption,
+    QuietOption,
+    RunDirOption,
+    SeedOption,
+    SetOption,
+)
 from crftag.cli.outputs import refuse_input_as_output
 from crftag.errors import CrftagError
 
-__all__ = ["train"]
+__all__ = ["report_training", "train"]
 
 
 def train(
     config: Annotated[
         str | None, typer.Argument(help="YAML config file.", show_default=False)
     ] = None,
-    output: Annotated[str, typer.Option("-o", "--output", help="Run directory.")] = "runs/latest",
-    overrides: Annotated[
-        list[str] | None,
-        typer.Option("--set", help="Override a config value: section.key=value (repeatable)."),
-    ] = None,
+    output: RunDirOption = "runs/latest",
+    overrides: SetOption = None,
     device: Annotated[DeviceChoice, typer.Option(help="Where to train.")] = DeviceChoice.auto,
-    seed: Annotated[int | None, typer.Option(help="Random seed (overrides train.seed).")] = None,
+    seed: SeedOption = None,
     resume: Annotated[
         str | None,
         typer.Option(
@@ -33,13 +37,8 @@ def train(
             show_default=False,
         ),
     ] = None,
-    overwrite: Annotated[
-        bool,
-        typer.Option(
-            "--overwrite", help="Replace the earlier run in the run directory (refused without)."
-        ),
-    ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    overwrite: OverwriteOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Train a BiLSTM-CRF from CONFIG and save it in the run directory.
 
@@ -59,9 +58,7 @@ def train(
                 "--resume continues a run with its own config: give no CONFIG, --set, --seed "
                 "or --overwrite"
             )
-        metrics = run_training(
-            None, resume, device=resolve_device(device.value), show_progress=not quiet, resume=True
-        )
+        metrics = _resume(resume, resolve_device(device.value), show_progress=not quiet)
         output = resume
     else:
         if config is None:
@@ -86,10 +83,23 @@ def train(
         )
     if os.environ.get("RANK", "0") != "0":
         return  # under torchrun, rank 0 reports
-    _report_training(metrics, os.path.join(output, "model.pt"))
+    report_training(metrics, os.path.join(output, "model.pt"))
 
 
-def _report_training(metrics: dict, model_path: str) -> None:
+def _resume(output_dir: str, device, *, show_progress: bool) -> dict:
+    """Continue the run in ``output_dir``: a tagger's, or a student's (``crftag distill``)."""
+    from crftag.training.distill import distill
+    from crftag.training.run import train as run_training
+    from crftag.training.rundir import resumed_task
+
+    if resumed_task(output_dir) == "distill":
+        return distill(
+            None, None, [], output_dir, device=device, show_progress=show_progress, resume=True
+        )
+    return run_training(None, output_dir, device=device, show_progress=show_progress, resume=True)
+
+
+def report_training(metrics: dict, model_path: str) -> None:
     """The end of a run, on stderr: a table on a terminal, two plain lines in a log."""
     from crftag.scoring.tables import is_terminal, print_table
 

@@ -1,7 +1,7 @@
 """Configuration: the config file's sections as frozen dataclasses (``sections``), strict YAML
 and the checks of values against the fields (``loading``), the ``tune`` section
-(``tune``), the ``augment`` section (``augment``) and the reference page generated from the
-fields (``reference``).
+(``tune``), the ``augment`` section (``augment``), the ``distill`` section (``distill``) and
+the reference page generated from the fields (``reference``).
 
     from crftag.config import Config, load_config
     config = load_config("configs/sample.yaml", ["train.epochs=3"])
@@ -10,6 +10,7 @@ Imports no torch.
 """
 
 from crftag.config.augment import AugmentConfig
+from crftag.config.distill import DistillConfig
 from crftag.config.sections import (
     Config,
     DataConfig,
@@ -24,6 +25,7 @@ __all__ = [
     "AugmentConfig",
     "Config",
     "DataConfig",
+    "DistillConfig",
     "ModelConfig",
     "TrainConfig",
     "TuneConfig",

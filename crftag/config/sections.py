@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from crftag.config.augment import AugmentConfig
 from crftag.config.corpus_sections import DataConfig, VocabConfig
+from crftag.config.distill import DistillConfig
 from crftag.config.keys import (
     _WIDTH,
     INPUT_FORMATS,
@@ -259,6 +260,7 @@ class Config:
     train: TrainConfig = field(default_factory=TrainConfig)
     tune: TuneConfig = field(default_factory=TuneConfig)  # crftag tune's search space
     augment: AugmentConfig = field(default_factory=AugmentConfig)  # text as people type it
+    distill: DistillConfig = field(default_factory=DistillConfig)  # crftag distill's teacher term
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -53,6 +53,9 @@ class LoadedModel:
 
     data_scheme   the scheme of the training files' tags (``none`` for POS-like tags)
     train_scheme  the scheme the network predicts in
+    distillation  a ``crftag distill`` student's teacher (path, digest), text digest and
+                  objective (:data:`crftag.modelfiles.checkpoint_schema.DISTILLATION_KEYS`);
+                  None for a model trained on labelled data alone
     """
 
     model: CRFTagger
@@ -61,6 +64,7 @@ class LoadedModel:
     data_scheme: str
     train_scheme: str
     metrics: dict
+    distillation: dict | None = None
 
 
 def model_payload(loaded: LoadedModel, *, half: bool = False) -> dict:
@@ -71,7 +75,7 @@ def model_payload(loaded: LoadedModel, *, half: bool = False) -> dict:
     weights = {k: v.detach().cpu() for k, v in loaded.model.state_dict().items()}
     if half:
         weights = {k: v.half() if v.is_floating_point() else v for k, v in weights.items()}
-    return {
+    payload = {
         "format": "crftag",
         "format_version": FORMAT_VERSION,
         "crftag_version": __version__,
@@ -82,6 +86,9 @@ def model_payload(loaded: LoadedModel, *, half: bool = False) -> dict:
         "metrics": loaded.metrics,
         "state_dict": weights,
     }
+    if loaded.distillation is not None:
+        payload["distillation"] = dict(loaded.distillation)
+    return payload
 
 
 def save_model(path: str, loaded: LoadedModel, *, half: bool = False) -> None:
@@ -190,4 +197,5 @@ def loaded_from_payload(state: dict, source: str) -> LoadedModel:
         data_scheme=state["data_scheme"],
         train_scheme=state["train_scheme"],
         metrics=dict(state.get("metrics", {})),
+        distillation=state.get("distillation"),
     )

@@ -25,7 +25,7 @@ from crftag.runtime.checked import remember, was_checked
 if TYPE_CHECKING:  # torch is imported where weights are checked: an export is read without it
     import torch
 
-__all__ = ["MAX_PARAMETERS", "check_export", "check_payload", "check_weights"]
+__all__ = ["DISTILLATION_KEYS", "MAX_PARAMETERS", "check_export", "check_payload", "check_weights"]
 
 REQUIRED = {
     "format": str,
@@ -36,6 +36,9 @@ REQUIRED = {
     "train_scheme": str,
     "state_dict": dict,
 }
+# What a distilled student records of its teacher (crftag distill), each a string but ``text``,
+# the unlabelled files read (a list of strings).
+DISTILLATION_KEYS = ("teacher", "teacher_digest", "text", "text_digest", "objective")
 MAX_DEPTH = 16  # of nested lists and dicts in any plain value
 MAX_ITEMS = 2_000_000  # list items, dict entries and characters, in all
 MAX_PARAMETERS = 1 << 30  # about 4 GB in float32: far beyond any model crftag trains
@@ -126,6 +129,8 @@ def check_payload(state: dict, source: str) -> None:
         raise _fail(source, f"format_version {state['format_version']}: expected 1 or more")
     if not isinstance(state.get("metrics", {}), dict):
         raise _fail(source, "metrics: expected a mapping")
+    if "distillation" in state:
+        _check_distillation(state["distillation"], source)
     vocabularies = state["vocabularies"]
     plain = {key: state.get(key) for key in ("config", "metrics", "crftag_version")}
     own = {feature.vocabulary_key for feature in FEATURES}  # each checked by its feature
@@ -157,6 +162,20 @@ def check_payload(state: dict, source: str) -> None:
     if not symbols["tags"]:
         raise _fail(source, "vocabularies.tags: no tags")
     _check_schemes(state, symbols["tags"], source)
+
+
+def _check_distillation(record, source: str) -> None:
+    """A student's record of its teacher: :data:`DISTILLATION_KEYS`, each a string (``text``:
+    a list of them); other keys plain values."""
+    if not isinstance(record, dict):
+        raise _fail(source, "distillation: expected a mapping")
+    _check_plain(record, source, "distillation")
+    for key in DISTILLATION_KEYS:
+        value = record.get(key)
+        fits = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        if not (fits if key == "text" else isinstance(value, str)):
+            expected = "a list of file names" if key == "text" else "a string"
+            raise _fail(source, f"distillation.{key}: expected {expected}")
 
 
 def check_export(

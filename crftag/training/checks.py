@@ -30,14 +30,16 @@ GIB = 1 << 30
 DEFAULT_WORD_DIM = 100  # the word embedding size of a model without vectors or model.word_dim
 
 
-def check_config(config: Config, *, data_files: bool = True) -> Config:
+def check_config(config: Config, *, data_files: bool = True, distilling: bool = False) -> Config:
     """Every check of a config that reading it could not make; ``data_files=False`` leaves out
-    the data files (training in memory reads none). Returns the config with what it leaves to
-    the files filled in: ``model.word_dim`` from the vectors (:func:`check_word_dim`)."""
+    the data files (training in memory reads none); ``distilling``: a student's config
+    (``crftag distill``), whose ``train.label_map`` may name a teacher's labels. Returns the
+    config with what it leaves to the files filled in: ``model.word_dim`` from the vectors
+    (:func:`check_word_dim`)."""
     if data_files:
         check_data_files(config)
     check_model_settings(config)
-    check_schedule(config)
+    check_schedule(config, distilling=distilling)
     check_augment(config)
     if config.model.word_dim is not None:
         return config
@@ -275,12 +277,16 @@ def check_word_dim(config: Config) -> int:
     return config.model.word_dim
 
 
-def check_schedule(config: Config) -> None:
+def check_schedule(config: Config, *, distilling: bool = False) -> None:
     """Settings that only make sense together with others."""
     settings = config.train
-    if settings.init_from is None and (settings.label_map or settings.drop_old_labels):
-        key = "train.label_map" if settings.label_map else "train.drop_old_labels"
-        raise CrftagError(f"{key}: says which old labels to start from, and needs train.init_from")
+    label_map = settings.label_map and not distilling  # a student's names a teacher's labels
+    if settings.init_from is None and (label_map or settings.drop_old_labels):
+        key = "train.label_map" if label_map else "train.drop_old_labels"
+        raise CrftagError(
+            f"{key}: says which old labels to start from, and needs train.init_from (or a "
+            "teacher: crftag distill)"
+        )
     if settings.average_from > settings.epochs:
         raise CrftagError(
             f"train.average_from: {settings.average_from} is after the last epoch "

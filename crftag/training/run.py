@@ -26,7 +26,7 @@ from crftag.scoring.evaluate import headline, score_sentences
 from crftag.training.checks import check_config, check_device, check_output_dir
 from crftag.training.corpus import read_training_files
 from crftag.training.distributed import Group, join, launched_rank, leave
-from crftag.training.loop import EpochResult, fit
+from crftag.training.loop import EpochResult, Task, fit
 from crftag.training.rundir import (
     METRICS_FILE,
     clear_run,
@@ -45,7 +45,14 @@ from crftag.training.state import (
 )
 from crftag.training.tagging_task import TaggingTask
 
-__all__ = ["EpochResult", "train", "train_in_memory"]
+__all__ = [
+    "EpochResult",
+    "format_epoch",
+    "read_optional",
+    "run_on_disk",
+    "train",
+    "train_in_memory",
+]
 
 
 def train(
@@ -77,13 +84,13 @@ def train(
         if resume:
             resume_file(output_dir)  # before the lock: a missing run is not a locked one
         else:
-            config = _check_before_work(config, device, output_dir)
+            config = check_before_work(config, device, output_dir)
         main = launched_rank() == 0  # under torchrun, rank 0 holds the directory for all
         with hold_run_directory(output_dir, resume=resume, overwrite=overwrite, main=main):
             resume_state = None
             if resume:
                 resume_state, config = load_resume(output_dir)
-                config = _check_before_work(config, device, output_dir)
+                config = check_before_work(config, device, output_dir)
             group, device = join(device)
             try:
                 return _train_run(
@@ -118,8 +125,8 @@ def _train_run(
     """The run itself, in a held run directory and a joined process group."""
     fingerprint = resume_state["fingerprint"] if resume_state else data_fingerprint(config)
     files = read_training_files(config)
-    dev = _read_optional(config, config.data.dev)
-    test = _read_optional(config, config.data.test)  # a bad file found before any epoch
+    dev = read_optional(config, config.data.dev)
+    test = read_optional(config, config.data.test)  # a bad file found before any epoch
     run = start_run(
         config,
         files,
@@ -132,10 +139,38 @@ def _train_run(
     )
     if overwrite and group.main:
         clear_run(output_dir)
+    return run_on_disk(
+        run,
+        TaggingTask(run),
+        output_dir,
+        dev=dev,
+        test=test,
+        fingerprint=fingerprint,
+        stop_requested=stop_requested,
+        show_progress=show_progress,
+        on_epoch=on_epoch,
+    )
+
+
+def run_on_disk(
+    run: Run,
+    task: Task,
+    output_dir: str,
+    *,
+    dev: list[Sentence],
+    test: list[Sentence],
+    fingerprint: dict,
+    stop_requested: StopSignals,
+    show_progress: bool,
+    on_epoch: Callable[[EpochResult], bool] | None = None,
+) -> dict:
+    """Train the set-up ``run`` by ``task`` in its held run directory: the epoch table on
+    stderr (or ``on_epoch``), the best model, the resume file after every epoch and on a
+    signal, and at the end the test score and ``metrics.json``; return the metrics."""
     stop_requested.defer()
     epochs = fit(
         run,
-        TaggingTask(run),
+        task,
         evaluate=_dev_evaluation(run, dev),
         save_best=lambda epoch, score: _save_best(run, output_dir, epoch, score),
         save_state=lambda: _save_state(run, output_dir, fingerprint),
@@ -146,7 +181,7 @@ def _train_run(
         if on_epoch is not None:
             if on_epoch(result):
                 break
-        elif group.main:
+        elif run.group.main:
             print(format_epoch(result), file=sys.stderr, flush=True)
     return _finish(run, output_dir, test)
 
@@ -196,7 +231,8 @@ def format_epoch(result: EpochResult) -> str:
     )
 
 
-def _read_optional(config: Config, path: str | None) -> list[Sentence]:
+def read_optional(config: Config, path: str | None) -> list[Sentence]:
+    """The labelled sentences of ``path`` (a dev or test file), none without one."""
     return config.data.read(path) if path else []
 
 
@@ -227,9 +263,12 @@ def _tagger(run: Run) -> Tagger:
     )
 
 
-def _check_before_work(config: Config, device: torch.device, output_dir: str) -> Config:
-    """The checks of a new run; the config with what it leaves to the files filled in."""
-    config = check_config(config)
+def check_before_work(
+    config: Config, device: torch.device, output_dir: str, *, distilling: bool = False
+) -> Config:
+    """The checks of a new run (a student's of ``crftag distill``: ``distilling``); the config
+    with what it leaves to the files filled in."""
+    config = check_config(config, distilling=distilling)
     check_device(config, device)
     check_output_dir(output_dir)
     return config
@@ -261,7 +300,7 @@ def _save_state(run: Run, output_dir: str, fingerprint: dict) -> None:
         with writing(path, output_dir):
             save_resume(
                 path,
-                "train",
+                "train" if run.distillation is None else "distill",
                 model_payload(run.loaded({})),
                 run.optimizer,
                 run.average,
@@ -289,6 +328,8 @@ def _finish(run: Run, output_dir: str, test: list[Sentence]) -> dict:
         "processes": run.group.world_size,
         "history": [dataclasses.asdict(result) for result in history],
     }
+    if run.distillation is not None:
+        metrics["distillation"] = run.distillation
     if not run.group.main:
         return metrics
     if test:

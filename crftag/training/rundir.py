@@ -16,15 +16,23 @@ from contextlib import contextmanager
 
 from crftag.data.atomic import PARTIAL_PREFIX, atomic_output
 from crftag.errors import CrftagError
+from crftag.modelfiles.checkpoint_files import read_checkpoint
 from crftag.modelfiles.registry import MODEL_FILE
-from crftag.training.state import RESUME_FILE
+from crftag.training.state import RESUME_FILE, RESUME_FORMAT, TASKS, resume_file
 
 try:
     import fcntl
 except ImportError:  # Windows has no flock: runs there go unlocked
     fcntl = None
 
-__all__ = ["METRICS_FILE", "clear_run", "hold_run_directory", "write_metrics", "writing"]
+__all__ = [
+    "METRICS_FILE",
+    "clear_run",
+    "hold_run_directory",
+    "resumed_task",
+    "write_metrics",
+    "writing",
+]
 
 METRICS_FILE = "metrics.json"
 RUN_FILES = (MODEL_FILE, METRICS_FILE, RESUME_FILE)  # what a run leaves in its directory
@@ -83,6 +91,14 @@ def write_metrics(output_dir: str, metrics: dict) -> None:
     with atomic_output(os.path.join(output_dir, METRICS_FILE)) as stream:
         json.dump(metrics, stream, indent=2, sort_keys=True)
         stream.write("\n")
+
+
+def resumed_task(output_dir: str) -> str:
+    """The task (:data:`TASKS`) that the resume file in ``output_dir`` continues; ``train``
+    where it names none, or is no resume file (which :func:`load_resume` then refuses)."""
+    state = read_checkpoint(resume_file(output_dir))
+    task = state.get("task", "train") if state.get("format") == RESUME_FORMAT else "train"
+    return task if task in TASKS else "train"
 
 
 @contextmanager

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -73,6 +74,7 @@ class Run:
     group: Group
     device: torch.device
     output_dir: str | None = None  # where a resumable run writes; None for one in memory
+    distillation: dict | None = None  # crftag distill's teacher, text and objective
 
     def loaded(self, metrics: dict) -> LoadedModel:
         """The model as a checkpoint describes it."""
@@ -84,6 +86,7 @@ class Run:
             training.data_scheme,
             training.train_scheme,
             metrics,
+            distillation=self.distillation,
         )
 
 
@@ -97,11 +100,18 @@ def start_run(
     show_progress: bool = True,
     output_dir: str | None = None,
     base: LoadedModel | None = None,
+    extra_tags: list[str] | None = None,
+    task_batches: Callable[[Run, int, random.Random], list[list[int]]] | None = None,
 ) -> Run:
     """A run over the training ``files`` (path, sentences as read), fresh or continued from
     ``resume`` (the content of a resume file). A fresh run with ``train.init_from`` starts from
     ``base``, that model as :func:`crftag.training.init_from.load_training_config` loaded it
     (loaded here if not given).
+
+    ``extra_tags`` join the tags of a fresh run's vocabulary after the data's (a teacher's, in
+    ``crftag distill``). ``task_batches(run, epoch, order)`` gives the batches of an epoch of
+    the task that will train the run, against which a resume file's step is checked (default:
+    the tagging task's, :func:`crftag.training.step.epoch_batches`).
 
     In a ``group`` of several processes (``torchrun``), rank 0 builds the vocabularies and sends
     them to the others; DistributedDataParallel gives every rank rank 0's initial weights.
@@ -121,6 +131,8 @@ def start_run(
     vocabularies, embeddings, base = _vocabularies(
         config, files, train_scheme, group, resume, show_progress, base
     )
+    if resume is None and extra_tags:
+        vocabularies.tags.extend(extra_tags)
     training = encode_training_set(files, vocabularies, data_scheme, train_scheme)
 
     check_model_size(config, vocabularies, device)
@@ -157,7 +169,7 @@ def start_run(
     )
     run.state.batch_order_state = run.batch_order.getstate()
     if resume is not None:
-        _restore(run, resume)
+        _restore(run, resume, task_batches or _tagging_batches)
     sentences = [sentence.tokens for sentence in training.sentences]
     for feature, module in features:
         feature.prepare(module, sentences, show_progress=show_progress and group.main)
@@ -207,19 +219,26 @@ def _vocabularies(
     return vocabularies, embeddings, base
 
 
-def _restore(run: Run, resume: dict) -> None:
+def _restore(
+    run: Run, resume: dict, task_batches: Callable[[Run, int, random.Random], list[list[int]]]
+) -> None:
     """Continue from a resume file: weights, optimizer, average, run state, random state, once
     each is checked against the network and the batches of the epoch under way."""
     state = RunState.from_state(resume["run_state"])
     order = random.Random()
     order.setstate(state.batch_order_state)
-    batches = epoch_batches(
+    batches = task_batches(run, state.epoch, order)
+    path = os.path.join(run.output_dir or "", RESUME_FILE)
+    check_resume_fits(resume, run.model, run.optimizer, len(run.group.shard(batches)), path)
+    restore_run(run, resume)
+
+
+def _tagging_batches(run: Run, epoch: int, order: random.Random) -> list[list[int]]:
+    """The batches of an epoch of tagging (:class:`crftag.training.tagging_task.TaggingTask`)."""
+    return epoch_batches(
         run.training,
         run.config.train.batch_size,
         order,
         whole_documents=run.config.model.document_context,
         sort_documents=run.config.train.sort_documents,
     )
-    path = os.path.join(run.output_dir or "", RESUME_FILE)
-    check_resume_fits(resume, run.model, run.optimizer, len(run.group.shard(batches)), path)
-    restore_run(run, resume)

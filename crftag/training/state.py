@@ -46,7 +46,8 @@ __all__ = [
 
 RESUME_FILE = "resume.pt"
 RESUME_FORMAT = "crftag-resume"
-TASKS = ("train", "pretrain")  # what a resume file continues: a tagger, or language models
+# What a resume file continues: a tagger, language models, or a tagger taught by a teacher.
+TASKS = ("train", "pretrain", "distill")
 _OLD_PRETRAIN_FORMAT = "crftag-pretrain-resume"  # an older crftag pretrain's own: refused
 RESUME_PARTS = {  # beside a model checkpoint's keys
     "optimizer": dict,
@@ -210,12 +211,13 @@ def check_resume_parts(state: dict, path: str) -> None:
             raise CrftagError(f"{path}: {key}: expected {kind.__name__}, got {got}")
 
 
-def load_resume(output_dir: str) -> tuple[dict, Config]:
-    """The resumable state of a ``crftag train`` run directory and the run's config; checked
+def load_resume(output_dir: str, task: str = "train") -> tuple[dict, Config]:
+    """The resumable state of a ``crftag train`` (or ``task``) run directory and the run's
+    config; checked
     against what a resume file holds and against the training data, so a damaged file or
     changed data is a one-line error, never a traceback or a run on other data.
     :func:`check_resume_fits` checks the rest once the network is built."""
-    state, path = read_resume(output_dir, "train")
+    state, path = read_resume(output_dir, task)
     if "state_dict" not in state:
         raise CrftagError(f"{path}: written by an older crftag that this one cannot continue")
     if "fingerprint" not in state and isinstance(state.get("run_state"), dict):

@@ -7,7 +7,7 @@ batches come from :func:`epoch_batches` and :func:`training_batch`.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
 import torch
@@ -20,7 +20,7 @@ from crftag.nn.fused_lstm import loop_threads
 from crftag.training.augment import reencoded
 from crftag.training.corpus import TrainingSet
 
-__all__ = ["drop_singletons", "epoch_batches", "train_step", "training_batch"]
+__all__ = ["drop_singletons", "epoch_batches", "train_step", "training_batch", "update"]
 
 
 def train_step(
@@ -34,8 +34,26 @@ def train_step(
     DistributedDataParallel wrapper whose ``forward`` is the loss. Returns the loss, a 0-d
     detached tensor (summed or averaged over the batch's sentences, per
     ``train.loss_reduction``), left on its device so the step waits for nothing."""
-    with _step_threads(batch.words.device):
-        loss = network(batch, reduction=settings.loss_reduction, amp=settings.amp)
+    return update(
+        network,
+        optimizer,
+        lambda: network(batch, reduction=settings.loss_reduction, amp=settings.amp),
+        batch.words.device,
+        settings,
+    )
+
+
+def update(
+    network: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    loss_of: Callable[[], torch.Tensor],
+    device: torch.device,
+    settings: TrainConfig,
+) -> torch.Tensor:
+    """One update on the loss ``loss_of()`` computes (0-d): its gradient, clipped to
+    ``train.clip_grad_norm``, and the optimizer's step; the loss returned detached."""
+    with _step_threads(device):
+        loss = loss_of()
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if settings.clip_grad_norm:

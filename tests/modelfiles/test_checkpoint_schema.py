@@ -83,6 +83,25 @@ CASES = {
         "vocabularies.lexicons: types ['LOC'], model.lexicons has []",
     ),
     "lexicon entries a list": (["vocabularies", "lexicons"], {"LOC": ["berlin"]}, "strings"),
+    # A distilled student's record of its teacher (crftag distill).
+    "distillation a list": (["distillation"], ["teacher"], "distillation: expected a mapping"),
+    "distillation without its teacher": (
+        ["distillation"],
+        {"teacher_digest": "ab", "text": ["t.txt"], "text_digest": "cd", "objective": "exact"},
+        "distillation.teacher: expected a string",
+    ),
+    "distillation text a string": (
+        ["distillation"],
+        {
+            "teacher": "t",
+            "teacher_digest": "ab",
+            "text": "t.txt",
+            "text_digest": "cd",
+            "objective": "exact",
+        },
+        "distillation.text: expected a list of file names",
+    ),
+    "distillation nested deep": (["distillation"], {"bomb": nested(60)}, "nested more than"),
 }
 
 

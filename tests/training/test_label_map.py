@@ -146,7 +146,7 @@ def test_label_map_needs_init_from(invoke, tmp_path):
     assert result.status == 2
     assert result.stderr.strip() == (
         "crftag: error: train.label_map: says which old labels to start from, and needs "
-        "train.init_from"
+        "train.init_from (or a teacher: crftag distill)"
     )
     assert result.stdout == ""
     assert not (tmp_path / "run" / "model.pt").exists()

@@ -249,7 +249,10 @@ DAMAGE = {
         "torch_rng: not the state of torch's random generator",
     ),
     "not a resume file": (_set("format", "crftag"), "not a crftag resume file"),
-    "an unknown task": (_set("task", "tune"), "task: expected one of train, pretrain, got 'tune'"),
+    "an unknown task": (
+        _set("task", "tune"),
+        "task: expected one of train, pretrain, distill, got 'tune'",
+    ),
 }
 
 

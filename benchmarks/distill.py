@@ -1,0 +1,300 @@
+"""Distillation on users' own data: a student from scratch, a hard-label student and an
+exact-posterior student (``crftag distill``), beside their encoder teacher.
+
+    python benchmarks/distill.py CORPUS --data DIR --teacher RUN_DIR --text TEXT
+        [--sentences N] [--seeds 3] [--rounds 5] [--threads T] [--out DIR] [--record]
+    python benchmarks/distill.py --tiny --out DIR [--json PATH]
+
+CORPUS is one of benchmarks/your_data.py's; the student's config is its scratch recipe
+(configs/conll03.yaml on the corpus's files). The teacher is the corpus's ``encoder`` row of
+benchmarks/your_data.py (all-MiniLM-L6-v2 beside GloVe; its run directory, by default
+runs/your_data/CORPUS/encoder), the text the corpus's domain text from
+benchmarks/char_lm_text.py (already shuffled; the first N lines are taken, 50,000 by default).
+The rows, each a normal ``crftag`` command:
+
+    scratch   crftag train CONFIG, one run per seed
+    hard      crftag distill TEACHER CONFIG --text TEXT --set distill.objective=hard, per seed
+    exact     the same with distill.objective=exact
+    teacher   the teacher's own dev and test F1 (its metrics.json)
+
+The teacher labels the text once (timed: the labelling's seconds, sentences/s and tokens/s),
+into OUT/CORPUS/store, which every student run reads (its run directory's ``teacher`` folder is
+a link to it). Then the test file is tagged by the teacher, the first exact student and the
+first hard student in turn, ``--rounds`` times each, alternating so that all three meet the same
+load; each model's best round's tokens/s and the students' speed over the teacher's are kept.
+
+Each run directory is kept under OUT/CORPUS; a rerun skips the runs finished and resumes the
+stopped ones (and an interrupted labelling), so the benchmark continues where it stopped.
+Writes runs/bench/distill.json (with ``--record``, benchmarks/results/distill.json:
+benchmarks/output.py), one entry per corpus, and prints the rows. ``--tiny`` runs the whole path
+in minutes on the bundled NER sample (a teacher of one epoch trained here, 2 seeds, 200 lines
+of the UD EWT sample's text): the end-to-end test of this script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, ROOT)
+
+import output  # noqa: E402  (benchmarks/output.py, beside this script)
+from provenance import commit  # noqa: E402
+from your_data import CORPORA, recipe_config  # noqa: E402
+
+CRFTAG = [sys.executable, "-m", "crftag"]
+OBJECTIVES = ("hard", "exact")
+STORE = "store"
+# The tiny path: the sample with the tests' tiny model (tests/conftest.py), one or two epochs.
+TINY_SETTINGS = {"model": {"hidden_size": 32, "word_dim": 32}, "train": {"epochs": 2}}
+
+
+def student_config(args) -> dict:
+    """The student's config as a dict: the corpus's scratch recipe, or the tiny sample's."""
+    if not args.tiny:
+        return recipe_config(args.corpus, args.data)
+    with open(os.path.join(ROOT, "configs", "sample.yaml"), encoding="utf-8") as handle:
+        config = yaml.safe_load(handle)
+    for key in ("train", "dev", "test"):
+        config["data"][key] = os.path.join(ROOT, "data", f"ner_sample.{key}.conll")
+    for section, values in TINY_SETTINGS.items():
+        config[section] |= values
+    return config
+
+
+def crftag(argv: list[str], log_path: str, threads: int) -> None:
+    """Run ``crftag ARGV``, its output appended to ``log_path``."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    with open(log_path, "a", encoding="utf-8") as log:
+        subprocess.run(CRFTAG + argv, check=True, cwd=ROOT, env=env, stdout=log, stderr=log)
+
+
+def tiny_inputs(out_dir: str, config_path: str, threads: int) -> tuple[str, str]:
+    """(a teacher trained on the sample for one epoch, 200 lines of web text), made once."""
+    teacher = os.path.join(out_dir, "teacher")
+    if not os.path.exists(os.path.join(teacher, "metrics.json")):
+        argv = ["train", config_path, "-o", teacher, "--overwrite", "--set", "train.epochs=1"]
+        crftag([*argv, "--device", "cpu", "-q"], os.path.join(out_dir, "teacher.log"), threads)
+    text = os.path.join(out_dir, "text.txt")
+    with open(os.path.join(ROOT, "data", "ewt_sample.train.conllu"), encoding="utf-8") as handle:
+        lines = [line[len("# text = ") :] for line in handle if line.startswith("# text = ")]
+    with open(text, "w", encoding="utf-8") as handle:
+        handle.writelines(lines[:200])
+    return teacher, text
+
+
+def first_lines(path: str, count: int, out_path: str) -> str:
+    """The first ``count`` lines of ``path`` written to ``out_path`` (once); its path."""
+    if not os.path.exists(out_path):
+        with open(path, encoding="utf-8") as source, open(out_path, "w", encoding="utf-8") as out:
+            for number, line in enumerate(source):
+                if number == count:
+                    break
+                out.write(line)
+    return out_path
+
+
+def label_once(teacher: str, text: str, config: dict, store_dir: str) -> dict | None:
+    """Label ``text`` with ``teacher`` into ``store_dir`` as ``crftag distill`` does (the
+    config's dev and test sentences removed); the labelling's time and rates when it ran whole
+    here, None when the store was already there (or partly: its time is not one run's)."""
+    from crftag.config.sections import Config
+    from crftag.inference.teacher import load_teacher
+    from crftag.inference.teacher_store import label_text
+
+    fresh = not os.path.exists(store_dir)
+    data = Config.from_dict(config).data
+    exclude = {tuple(s.tokens) for path in (data.dev, data.test) for s in data.read(path)}
+    started = time.perf_counter()
+    store = label_text(load_teacher(teacher), [text], store_dir, exclude=exclude)
+    seconds = time.perf_counter() - started
+    if not fresh:
+        return None
+    tokens = sum(len(store.sentence(i)) for i in range(len(store)))
+    return {
+        "sentences": len(store),
+        "removed": store.removed,
+        "seconds": round(seconds, 1),
+        "sentences_per_second": round(len(store) / seconds, 1),
+        "tokens_per_second": round(tokens / seconds),
+        "load_average": round(os.getloadavg()[0], 1),
+    }
+
+
+def student_run(row: str, seed: int, args, paths: dict) -> dict:
+    """One row's run of ``seed``: trained (or resumed) unless finished; its dev and test F1."""
+    run_dir = os.path.join(paths["out"], f"{row}-{seed}")
+    log = os.path.join(paths["out"], f"{row}-{seed}.log")
+    options = ["--seed", str(seed), "--device", "cpu", "-q"]
+    started = time.perf_counter()
+    if os.path.exists(os.path.join(run_dir, "resume.pt")):
+        crftag(["train", "--resume", run_dir, "--device", "cpu", "-q"], log, args.threads)
+    elif not os.path.exists(os.path.join(run_dir, "metrics.json")):
+        if row == "scratch":
+            argv = ["train", paths["config"], "-o", run_dir, "--overwrite"]
+            crftag([*argv, *options], log, args.threads)
+        else:
+            os.makedirs(run_dir, exist_ok=True)
+            link = os.path.join(run_dir, "teacher")
+            if not os.path.lexists(link):
+                os.symlink(os.path.abspath(paths["store"]), link)
+            argv = ["distill", paths["teacher"], paths["config"], "--text", paths["text"]]
+            argv += ["-o", run_dir, "--overwrite", "--set", f"distill.objective={row}"]
+            crftag([*argv, *options], log, args.threads)
+    with open(os.path.join(run_dir, "metrics.json"), encoding="utf-8") as handle:
+        metrics = json.load(handle)
+    return {
+        "seed": seed,
+        "dev_f1": round(100 * metrics["dev"], 2),
+        "test_f1": round(100 * metrics["test"], 2),
+        "minutes": round((time.perf_counter() - started) / 60, 1),
+    }
+
+
+def tagging_speeds(models: dict[str, str], test_path: str, rounds: int) -> dict:
+    """Each model's tokens/s tagging the test file's sentences on the CPU, best of ``rounds``
+    rounds, the models taking turns within each round (one run, the same load for all)."""
+    import crftag
+    from crftag.data.labelled import read_labelled
+
+    sentences = [s.tokens for s in read_labelled(test_path, "auto", None, None, "error")]
+    tokens = sum(len(s) for s in sentences)
+    taggers = {name: crftag.load(path, device="cpu") for name, path in models.items()}
+    best = dict.fromkeys(models, 0.0)
+    for _ in range(rounds):
+        for name, tagger in taggers.items():
+            started = time.perf_counter()
+            tagger.tag(sentences)
+            best[name] = max(best[name], tokens / (time.perf_counter() - started))
+    teacher = best["teacher"]
+    return {
+        "tokens_per_second": {name: round(speed) for name, speed in best.items()},
+        "over_teacher": {
+            name: round(speed / teacher, 2) for name, speed in best.items() if name != "teacher"
+        },
+        "measured": f"{rounds} rounds of the test file's {tokens} tokens, models in turn, "
+        f"torch threads {os.environ.get('OMP_NUM_THREADS', 'default')}, load average "
+        f"{os.getloadavg()[0]:.1f}, {datetime.date.today().isoformat()}",
+    }
+
+
+def summary(runs: list[dict]) -> dict:
+    """The mean and spread of a row's seeds."""
+    found = {}
+    for key in ("dev_f1", "test_f1"):
+        values = [run[key] for run in runs]
+        found[key] = round(statistics.mean(values), 2)
+        found[f"{key}_spread"] = round(max(values) - min(values), 2)
+    return found
+
+
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", nargs="?", choices=sorted(CORPORA))
+    parser.add_argument("--data", help="the folder with the corpus's files")
+    parser.add_argument("--teacher", help="default: runs/your_data/CORPUS/encoder")
+    parser.add_argument("--text", help="the corpus's domain text (benchmarks/char_lm_text.py)")
+    parser.add_argument("--sentences", type=int, default=50_000, help="lines of the text taken")
+    parser.add_argument("--seeds", type=int, default=3, help="runs of each student row")
+    parser.add_argument("--rounds", type=int, default=5, help="tagging rounds of each model")
+    parser.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS of each run")
+    parser.add_argument("--tiny", action="store_true", help="the bundled sample, in minutes")
+    parser.add_argument("--out", default=os.path.join(ROOT, "runs", "distill"))
+    parser.add_argument("--json", help="write the results here (default: benchmarks/output.py)")
+    output.add_record_option(parser)
+    args = parser.parse_args()
+    if args.tiny:
+        args.corpus, args.seeds, args.rounds = "sample", min(args.seeds, 2), min(args.rounds, 2)
+    elif args.corpus is None or args.data is None or args.text is None:
+        parser.error("give CORPUS, --data and --text (or --tiny)")
+    return args
+
+
+def save(corpus: str, entry: dict, args) -> None:
+    """``entry`` as the corpus's in distill.json (benchmarks/output.py says which file, unless
+    ``--json``); the other corpora's entries are kept."""
+    path = args.json or output.result_path("distill.json", args.record)
+    previous = args.json or output.previous_path("distill.json", args.record)
+    results = {}
+    if os.path.exists(previous):
+        with open(previous, encoding="utf-8") as handle:
+            results = json.load(handle)
+    results[corpus] = entry
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(results, indent=2) + "\n")
+
+
+def main() -> None:
+    args = arguments()
+    out_dir = os.path.join(args.out, args.corpus)
+    os.makedirs(out_dir, exist_ok=True)
+    config_path = os.path.join(out_dir, "config.yaml")
+    config = student_config(args)
+    with open(config_path, "w", encoding="utf-8") as handle:
+        yaml.safe_dump(config, handle, sort_keys=False)
+    if args.tiny:
+        teacher, text = tiny_inputs(out_dir, config_path, args.threads)
+    else:
+        teacher = args.teacher or os.path.join(ROOT, "runs", "your_data", args.corpus, "encoder")
+        text = first_lines(args.text, args.sentences, os.path.join(out_dir, "text.txt"))
+    paths = {"out": out_dir, "config": config_path, "teacher": teacher, "text": text}
+    paths["store"] = os.path.join(out_dir, STORE)
+    done_path = os.path.join(out_dir, "rows.json")
+    done = {"rows": {}}
+    if os.path.exists(done_path):
+        with open(done_path, encoding="utf-8") as handle:
+            done = json.load(handle)
+    measured_at = commit()
+
+    def keep() -> None:
+        with open(done_path, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(done, indent=2) + "\n")
+
+    labelling = label_once(teacher, text, config, paths["store"])
+    if labelling is not None or "labelling" not in done:
+        done["labelling"] = labelling
+    keep()
+    for row in ("scratch", *OBJECTIVES):
+        runs = done["rows"].setdefault(row, [])
+        for seed in range(1 + len(runs), 1 + args.seeds):
+            runs.append(student_run(row, seed, args, paths) | {"commit": measured_at})
+            keep()
+            print(f"{args.corpus} {row} seed {seed}: {runs[-1]}", flush=True)
+    with open(os.path.join(teacher, "metrics.json"), encoding="utf-8") as handle:
+        metrics = json.load(handle)
+    done["teacher"] = {
+        "run": os.path.relpath(teacher, ROOT) if teacher.startswith(ROOT + os.sep) else teacher,
+        "dev_f1": round(100 * metrics["dev"], 2),
+        "test_f1": round(100 * metrics["test"], 2),
+    }
+    models = {"teacher": teacher} | {row: os.path.join(out_dir, f"{row}-1") for row in OBJECTIVES}
+    done["speed"] = tagging_speeds(models, config["data"]["test"], args.rounds)
+    keep()
+    entry = {
+        "date": datetime.date.today().isoformat(),
+        "text_lines": args.sentences if not args.tiny else 200,
+        "seeds": args.seeds,
+        "teacher": done["teacher"],
+        "labelling": done["labelling"],
+        "rows": {
+            row: summary(done["rows"][row]) | {"runs": done["rows"][row]} for row in done["rows"]
+        },
+        "speed": done["speed"],
+    }
+    save(args.corpus, entry, args)
+    print(json.dumps(entry, indent=2))
+
+
+if __name__ == "__main__":
+    main()

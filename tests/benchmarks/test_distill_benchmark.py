@@ -1,0 +1,43 @@
+"""benchmarks/distill.py end to end on the bundled sample (--tiny): a teacher trained, the text
+labelled once, every row's runs, the teacher's scores and the alternating tagging speeds; then
+run again, it redoes nothing."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+SCRIPT = os.path.join("benchmarks", "distill.py")
+
+
+def run_tiny(out, results):
+    argv = [sys.executable, SCRIPT, "--tiny", "--seeds", "1", "--out", str(out)]
+    done = subprocess.run([*argv, "--json", str(results)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(results.read_text())["sample"]
+
+
+@pytest.mark.slow
+def test_the_tiny_benchmark_runs_every_row_and_resumes(tmp_path):
+    results = tmp_path / "distill.json"
+    entry = run_tiny(tmp_path / "runs", results)
+    assert set(entry["rows"]) == {"scratch", "hard", "exact"}
+    for row in entry["rows"].values():
+        assert len(row["runs"]) == 1 and 0 < row["test_f1"] <= 100
+    assert 0 < entry["teacher"]["test_f1"] <= 100
+    labelling = entry["labelling"]
+    assert labelling["sentences"] > 0 and labelling["tokens_per_second"] > 0
+    speed = entry["speed"]
+    assert set(speed["tokens_per_second"]) == {"teacher", "hard", "exact"}
+    assert set(speed["over_teacher"]) == {"hard", "exact"}
+    store = tmp_path / "runs" / "sample" / "store"
+    for row in ("hard", "exact"):  # every student read the one store
+        link = tmp_path / "runs" / "sample" / f"{row}-1" / "teacher"
+        assert link.is_symlink() and os.path.samefile(link, store)
+    model = tmp_path / "runs" / "sample" / "exact-1" / "model.pt"
+    stamp = os.stat(model).st_mtime_ns
+    again = run_tiny(tmp_path / "runs", results)
+    assert again["rows"] == entry["rows"] and again["labelling"] == labelling
+    assert os.stat(model).st_mtime_ns == stamp  # nothing trained again

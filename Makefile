@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-transformers4 test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 bench-peers test-cluster bench-cluster bench-robustness bench-gpu
+.PHONY: install test test-transformers4 test-all demo bench bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 bench-peers test-cluster bench-cluster bench-robustness bench-gpu bench-encoder-speed
 
 install: $(STAMP)
 
@@ -170,6 +170,13 @@ clean:
 # in the exported NumPy runtime (about a minute on 2 cores); writes int8.json.
 bench-int8: install
 	$(PY) benchmarks/int8.py $(RECORD_FLAG)
+
+# A model over all-MiniLM-L6-v2 (runs/models/all-MiniLM-L6-v2; trained once on the NER sample
+# and exported to runs/bench-encoder): tagging tokens/s of the torch path at 990fdc7 and now, the
+# ONNX float32 and int8 exports, in 2 threads and in turns; training's frozen extraction before
+# and after; the encoder's physical limit; predict's start time with the export.
+bench-encoder-speed: install
+	$(PY) benchmarks/encoder_speed.py --threads 2
 
 # crftag serve's requests/s, tokens/s, latency and RSS under 1-32 loopback clients, against predict (~2 min on 2 cores).
 bench-serve: install

@@ -138,3 +138,11 @@ def test_int8_for_a_model_without_an_encoder_is_refused_in_one_line(invoke, samp
     assert result.status == 2 and result.stdout == ""
     assert result.stderr.startswith("crftag: error: --int8 with --format onnx quantises")
     assert result.stderr.count("\n") == 1 and not path.exists()
+
+
+def test_serve_loads_and_describes_the_export(exported):
+    from crftag.serve.models import load_models, model_specs
+
+    (served,) = load_models(model_specs([str(exported[1])]), "cpu")
+    assert served.description()["backend"] == "onnx"
+    assert served.tagger.tag([["Mary", "\u200b", "Berlin"]])[0][1] in served.tagger.output_tags

@@ -31,7 +31,8 @@ test: install
 # into $(TF4) and put before the venv's packages; about a minute. CI runs it after `make test`.
 TF4 ?= .venv/transformers4
 ENCODER_TESTS = tests/nn/test_transformer.py tests/nn/test_transformer_training.py \
-	tests/nn/test_transformer_versions.py tests/features
+	tests/nn/test_transformer_versions.py tests/features tests/data/test_subword_windows.py \
+	tests/inference/test_onnx_encoder.py tests/hostile/test_hostile_encoder_export.py
 test-transformers4: install
 	test -f $(TF4)/.installed || { $(PY) -m pip install -q --target $(TF4) --no-deps \
 		transformers==4.57.6 tokenizers==0.22.2 huggingface-hub==0.36.2 && touch $(TF4)/.installed; }

@@ -12,6 +12,7 @@ import os
 import numpy as np
 
 from crftag.config.sections import Config
+from crftag.data.indices import bucketed_batches
 from crftag.errors import CrftagError
 from crftag.features.registry import carried_features
 from crftag.inference.array_tagger import ArrayBatch, ArrayTagger
@@ -93,6 +94,19 @@ class OnnxTagger(ArrayTagger):
         if described is None:
             raise CrftagError(f"{path}: not an ONNX model of crftag (no {METADATA_KEY} metadata)")
         return cls(runner, json.loads(described), path)
+
+    def _batch_rows(self, sentences, batch_size: int, documents):
+        """Batches of sentences of similar sizes as a feature's graph inputs measure them (an
+        encoder's subwords, which a batch's windows are padded to), longest first, where a
+        feature sizes them and no document context holds sentences together; else as the
+        other taggers batch them."""
+        sizes = next((e.sizes for e in self._encodings.values() if hasattr(e, "sizes")), None)
+        if sizes is None or self.document_context:
+            return super()._batch_rows(sentences, batch_size, documents)
+        non_empty = [index for index, tokens in enumerate(sentences) if tokens]
+        measured = sizes([sentences[index] for index in non_empty])
+        batches = bucketed_batches(measured, batch_size)
+        return [([non_empty[row] for row in rows], None) for rows in batches]
 
     def _feeds(self, batch: ArrayBatch) -> dict[str, np.ndarray]:
         """The graph's inputs: each feature's arrays (encoded where the feature encodes them

@@ -100,6 +100,11 @@ class SubwordEncoding:
     def __init__(self, tokenizer: BareTokenizer, settings: EncoderSettings, source: str) -> None:
         self.tokenizer, self.settings, self.source = tokenizer, settings, source
 
+    def sizes(self, sentences: Sequence[Sequence[str]]) -> list[int]:
+        """Each sentence's subwords: what its windows pad a batch to, to batch sentences of
+        similar sizes together."""
+        return [len(found.ids) for found in subwords_of(self.tokenizer, sentences)]
+
     def __call__(self, sentences: Sequence[Sequence[str]]) -> dict[str, np.ndarray]:
         settings = self.settings
         pieces = subwords_of(self.tokenizer, sentences)

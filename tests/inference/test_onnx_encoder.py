@@ -146,3 +146,14 @@ def test_serve_loads_and_describes_the_export(exported):
     (served,) = load_models(model_specs([str(exported[1])]), "cpu")
     assert served.description()["backend"] == "onnx"
     assert served.tagger.tag([["Mary", "\u200b", "Berlin"]])[0][1] in served.tagger.output_tags
+
+
+def test_the_export_batches_sentences_of_similar_subword_counts(exported):
+    runtime = load(str(exported[1]))
+    texts = [*sentences(), [], ["a"]]
+    batches = list(runtime._batch_rows(texts, 8, None))
+    order = [index for rows, _ in batches for index in rows]
+    assert sorted(order) == [index for index, tokens in enumerate(texts) if tokens]
+    assert all(len(rows) <= 8 for rows, _ in batches)
+    counts = runtime._encodings["transformer"].sizes([texts[index] for index in order])
+    assert counts == sorted(counts, reverse=True) and counts[0] > counts[-1]

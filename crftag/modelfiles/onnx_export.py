@@ -62,6 +62,18 @@ def _features(graph: Graph, weights, model: Mapping, vocabularies: Vocabularies)
     return graph.op("Concat", *features, axis=-1) if len(features) > 1 else features[0]
 
 
+def _word_bilstm(graph: Graph, features: str, weights, model: Mapping) -> tuple[str, int]:
+    """features (B, T, D) -> (the word BiLSTM's states (B, T, 2H), 2H)."""
+    steps = graph.op("Transpose", features, perm=[1, 0, 2])  # (T, B, D)
+    lengths = graph.op("Cast", "lengths", to=INT32)  # as LSTM's sequence_lens
+    size = weights["encoder.lstm.weight_hh_l0"].shape[1]
+    for layer in range(int(model["num_layers"])):
+        states, _ = bilstm(graph, steps, lengths, weights, "encoder.lstm.", layer, size)
+        steps = graph.op("Transpose", states, perm=[0, 2, 1, 3])  # (T, B, 2, H)
+        steps = graph.op("Reshape", steps, graph.const([0, 0, -1]))  # (T, B, 2H)
+    return graph.op("Transpose", steps, perm=[1, 0, 2]), 2 * size  # (B, T, 2H)
+
+
 def _inputs(model: Mapping) -> list:
     """The graph's inputs, each once: those every model has (the inputs of the features every
     batch carries, then ``lengths``), then those of the model's other features."""
@@ -110,15 +122,14 @@ def _built(metadata: Mapping, weights: Mapping[str, np.ndarray]):
             raise CrftagError(f"{feature.key}: ONNX export {feature.onnx_refusal}")
     graph = Graph()
     vocabularies = vocabularies_from_state(metadata["vocabularies"])
-    steps = graph.op("Transpose", _features(graph, weights, model, vocabularies), perm=[1, 0, 2])
-    lengths = graph.op("Cast", "lengths", to=INT32)  # as LSTM's sequence_lens
-    size = weights["encoder.lstm.weight_hh_l0"].shape[1]
-    for layer in range(int(model["num_layers"])):
-        states, _ = bilstm(graph, steps, lengths, weights, "encoder.lstm.", layer, size)
-        steps = graph.op("Transpose", states, perm=[0, 2, 1, 3])  # (T, B, 2, H)
-        steps = graph.op("Reshape", steps, graph.const([0, 0, -1]))  # (T, B, 2H)
-    states = graph.op("Transpose", steps, perm=[1, 0, 2])  # (B, T, 2H)
-    emissions = _head(graph, weights, states, 2 * size, model)
+    features = _features(graph, weights, model, vocabularies)
+    if int(model["hidden_size"]) == 0:  # the tag scores straight from the word features
+        inputs = active_features(model, INPUT)
+        width = sum(feature.width(model, metadata["vocabularies"]) for feature in inputs)
+        emissions = _head(graph, weights, features, width, model)
+    else:
+        states, width = _word_bilstm(graph, features, weights, model)
+        emissions = _head(graph, weights, states, width, model)
     outputs = [emissions, *_potentials(graph, weights)]
     float32 = TensorProto.FLOAT
     inputs = _inputs(model)

@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-transformers4 test-all demo demo-distill bench bench-distill bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models teachers lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 bench-peers test-cluster bench-cluster bench-robustness bench-gpu
+.PHONY: install test test-transformers4 test-all demo demo-distill bench bench-distill bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models teachers lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 bench-peers test-cluster bench-cluster bench-robustness bench-gpu bench-encoder-speed
 
 install: $(STAMP)
 
@@ -31,10 +31,11 @@ test: install
 # into $(TF4) and put before the venv's packages; about a minute. CI runs it after `make test`.
 TF4 ?= .venv/transformers4
 ENCODER_TESTS = tests/nn/test_transformer.py tests/nn/test_transformer_training.py \
-	tests/nn/test_transformer_versions.py tests/features tests/hostile/test_encoder_kinds.py \
-	tests/hostile/test_encoder_folder.py tests/hostile/test_encoder_model_file.py \
-	tests/hostile/test_encoder_text.py tests/hostile/test_encoder_settings.py \
-	tests/hostile/test_encoder_runs.py
+	tests/nn/test_transformer_versions.py tests/features tests/data/test_subword_windows.py \
+	tests/inference/test_onnx_encoder.py tests/hostile/test_hostile_encoder_export.py \
+	tests/hostile/test_encoder_kinds.py tests/hostile/test_encoder_folder.py \
+	tests/hostile/test_encoder_model_file.py tests/hostile/test_encoder_text.py \
+	tests/hostile/test_encoder_settings.py
 test-transformers4: install
 	test -f $(TF4)/.installed || { $(PY) -m pip install -q --target $(TF4) --no-deps \
 		transformers==4.57.6 tokenizers==0.22.2 huggingface-hub==0.36.2 && touch $(TF4)/.installed; }
@@ -193,6 +194,13 @@ clean:
 # in the exported NumPy runtime (about a minute on 2 cores); writes int8.json.
 bench-int8: install
 	$(PY) benchmarks/int8.py $(RECORD_FLAG)
+
+# A model over all-MiniLM-L6-v2 (runs/models/all-MiniLM-L6-v2; trained once on the NER sample
+# and exported to runs/bench-encoder): tagging tokens/s of the torch path at 990fdc7 and now, the
+# ONNX float32 and int8 exports, in 2 threads and in turns; training's frozen extraction before
+# and after; the encoder's physical limit; predict's start time with the export.
+bench-encoder-speed: install
+	$(PY) benchmarks/encoder_speed.py --threads 2
 
 # crftag serve's requests/s, tokens/s, latency and RSS under 1-32 loopback clients, against predict (~2 min on 2 cores).
 bench-serve: install

@@ -43,7 +43,9 @@ def export(
         typer.Option(
             "--int8",
             help="numpy: store the LSTM and linear weight matrices and the word embeddings as "
-            "int8 with one scale per row (a smaller file; see docs/int8.md).",
+            "int8 with one scale per row (a smaller file; see docs/int8.md); onnx: a "
+            "pretrained encoder's matrix products in int8, by ONNX Runtime's quantisation "
+            "(docs/transformer.md).",
         ),
     ] = False,
 ) -> None:
@@ -52,8 +54,10 @@ def export(
     from crftag.modelfiles.checkpoint import export_arrays, exported_arrays, load_model, save_model
     from crftag.modelfiles.registry import resolve_model_path
 
-    if int8 and export_format != ExportFormat.numpy:
-        raise CrftagError("--int8 applies to --format numpy; add --format numpy or drop --int8")
+    if int8 and export_format == ExportFormat.checkpoint:
+        raise CrftagError(
+            "--int8 applies to --format numpy or onnx; add one of them or drop --int8"
+        )
     _check_output_file(output)
     refuse_input_as_output([output], [model, resolve_model_path(model)])
     loaded = load_model(model)
@@ -62,7 +66,7 @@ def export(
 
         if half:
             raise CrftagError("--half applies to --format checkpoint; ONNX weights are float32")
-        write_onnx(output, *exported_arrays(output, loaded))
+        write_onnx(output, *exported_arrays(output, loaded), int8=int8)
     elif export_format == ExportFormat.numpy:
         if half:
             raise CrftagError(

@@ -250,6 +250,14 @@ class Feature:
         """(name, dimension names) of each int64 graph input it reads: its :meth:`arrays`."""
         return []
 
+    def onnx_encoding(self, model: Mapping, vocabularies, properties: Mapping[str, str], source):
+        """A function from the feature's :meth:`arrays` of a batch to its graph inputs by name
+        (a tokenizer's windows for an encoder), built once for the ONNX model ``source`` from
+        its graph's metadata ``properties``; None where the arrays are the inputs. One with a
+        ``sizes(sentences)`` method (each sentence's size in its inputs) has the ONNX tagger
+        batch sentences of similar sizes."""
+        return None
+
     def onnx_forward(self, graph: Any, weights: Mapping[str, np.ndarray], model, vocabularies):
         """``INPUT``: the name of the graph's (B, T, D) output of the feature's vectors."""
         raise NotImplementedError

@@ -6,7 +6,8 @@ Its values: each sentence's tokens, which the encoder's own tokenizer splits; fr
 also the key of the cache of the encoder's states, so a sentence that augmentation changed is
 read afresh. The encoder's config and tokenizer files are kept in the vocabularies
 (their ``transformer`` resource), its weights under ``transformer.encoder.``, so a model file
-needs nothing but the ``transformers`` package. The NumPy runtime and the ONNX graph refuse it.
+needs nothing but the ``transformers`` package. The NumPy runtime refuses it; the ONNX graph
+takes it (:mod:`crftag.features.transformer_onnx`), tagged without torch or transformers.
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ __all__ = ["Transformer"]
 
 Tokens = tuple[str, ...]
 MAX_FILE_CHARS = 1 << 28  # the tokenizer's files in all: a large vocabulary's tokenizer.json
-_REFUSAL = "takes no pretrained transformer; tag with the model itself (model.pt)"
+_REFUSAL = (
+    "takes no pretrained transformer; tag with the model itself (model.pt) or export it "
+    "with --format onnx"
+)
 
 
 class Transformer(Feature):
@@ -30,7 +34,6 @@ class Transformer(Feature):
     module_name = "transformer"
     key = "model.transformer"
     vocabulary_key = "transformer"
-    onnx_refusal = _REFUSAL
     numpy_refusal = _REFUSAL
     needs_bilstm = True
     without_bilstm = True
@@ -140,3 +143,20 @@ class Transformer(Feature):
 
     def numpy_forward(self, weights, model, vocabularies):
         raise CrftagError(f"{self.key}: the NumPy runtime {_REFUSAL}")  # numpy_refusal stops it
+
+    def onnx_inputs(self) -> list[tuple[str, list[str]]]:
+        return [
+            ("subword_ids", ["windows", "window_length"]),
+            ("subword_mask", ["windows", "window_length"]),
+            ("subword_rows", ["batch", "length", "pieces"]),
+        ]
+
+    def onnx_forward(self, graph, weights, model, vocabularies) -> str:
+        from crftag.features.transformer_onnx import encoder_graph
+
+        return encoder_graph(graph, weights, model, self.resource(vocabularies))
+
+    def onnx_encoding(self, model, vocabularies, properties, source):
+        from crftag.features.transformer_onnx import subword_encoding
+
+        return subword_encoding(self.resource(vocabularies), properties, source)

@@ -7,7 +7,7 @@ path's: identical tags, and probabilities equal up to float rounding.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -108,10 +108,15 @@ class ArrayTagger(TaggerBase):
     ) -> Iterator[tuple[list[int], ArrayBatch]]:
         """(indices into sentences, index arrays) in the torch tagger's batch order."""
         model = self.model_config
-        for indices, keys in batch_rows(sentences, batch_size, documents, self.document_context):
+        for indices, keys in self._batch_rows(sentences, batch_size, documents):
             text = TextBatch([sentences[i] for i in indices], self.vocabularies, keys)
             inputs = {feature.name: feature.arrays(text) for feature in carried_features(model)}
             yield indices, ArrayBatch(inputs, text.indexed[2])
+
+    def _batch_rows(self, sentences, batch_size: int, documents) -> Iterable[tuple[list, Any]]:
+        """(indices into sentences, document keys or None) of each batch, as
+        :func:`crftag.data.indices.batch_rows` gives them."""
+        return batch_rows(sentences, batch_size, documents, self.document_context)
 
     @contextmanager
     def _running(self) -> Iterator[None]:

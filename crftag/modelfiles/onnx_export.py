@@ -26,12 +26,11 @@ from crftag.data.vocab import Vocabularies
 from crftag.errors import CrftagError
 from crftag.features.base import INPUT, STATES
 from crftag.features.registry import active_features, carried_features, vocabularies_from_state
-from crftag.modelfiles.onnx_graph import INT32, Graph, bilstm
+from crftag.modelfiles.onnx_graph import INT32, OPSET, Graph, bilstm
 
 __all__ = ["METADATA_KEY", "OPSET", "onnx_model", "write_onnx"]
 
 METADATA_KEY = "crftag"
-OPSET = 17  # ScatterND's reduction (16), LSTM's layout (14); ONNX Runtime 1.14 on runs it
 
 
 def _head(graph: Graph, weights, states: str, width: int, model: Mapping) -> str:
@@ -61,6 +60,18 @@ def _features(graph: Graph, weights, model: Mapping, vocabularies: Vocabularies)
         for feature in active_features(model, INPUT)
     ]
     return graph.op("Concat", *features, axis=-1) if len(features) > 1 else features[0]
+
+
+def _word_bilstm(graph: Graph, features: str, weights, model: Mapping) -> tuple[str, int]:
+    """features (B, T, D) -> (the word BiLSTM's states (B, T, 2H), 2H)."""
+    steps = graph.op("Transpose", features, perm=[1, 0, 2])  # (T, B, D)
+    lengths = graph.op("Cast", "lengths", to=INT32)  # as LSTM's sequence_lens
+    size = weights["encoder.lstm.weight_hh_l0"].shape[1]
+    for layer in range(int(model["num_layers"])):
+        states, _ = bilstm(graph, steps, lengths, weights, "encoder.lstm.", layer, size)
+        steps = graph.op("Transpose", states, perm=[0, 2, 1, 3])  # (T, B, 2, H)
+        steps = graph.op("Reshape", steps, graph.const([0, 0, -1]))  # (T, B, 2H)
+    return graph.op("Transpose", steps, perm=[1, 0, 2]), 2 * size  # (B, T, 2H)
 
 
 def _inputs(model: Mapping) -> list:
@@ -98,6 +109,11 @@ def onnx_model(metadata: Mapping, weights: Mapping[str, np.ndarray]):
     """The ONNX model (``onnx.ModelProto``) of an exported BiLSTM-CRF: ``metadata`` as
     :func:`crftag.runtime.archive.read_archive` gives it, ``weights`` float32 state-dict
     arrays."""
+    return _built(metadata, weights)[0]
+
+
+def _built(metadata: Mapping, weights: Mapping[str, np.ndarray]):
+    """(the ONNX model of :func:`onnx_model`, the names of its quantizable matrix products)."""
     from onnx import TensorProto, helper
 
     model = metadata["config"]["model"]
@@ -106,15 +122,14 @@ def onnx_model(metadata: Mapping, weights: Mapping[str, np.ndarray]):
             raise CrftagError(f"{feature.key}: ONNX export {feature.onnx_refusal}")
     graph = Graph()
     vocabularies = vocabularies_from_state(metadata["vocabularies"])
-    steps = graph.op("Transpose", _features(graph, weights, model, vocabularies), perm=[1, 0, 2])
-    lengths = graph.op("Cast", "lengths", to=INT32)  # as LSTM's sequence_lens
-    size = weights["encoder.lstm.weight_hh_l0"].shape[1]
-    for layer in range(int(model["num_layers"])):
-        states, _ = bilstm(graph, steps, lengths, weights, "encoder.lstm.", layer, size)
-        steps = graph.op("Transpose", states, perm=[0, 2, 1, 3])  # (T, B, 2, H)
-        steps = graph.op("Reshape", steps, graph.const([0, 0, -1]))  # (T, B, 2H)
-    states = graph.op("Transpose", steps, perm=[1, 0, 2])  # (B, T, 2H)
-    emissions = _head(graph, weights, states, 2 * size, model)
+    features = _features(graph, weights, model, vocabularies)
+    if int(model["hidden_size"]) == 0:  # the tag scores straight from the word features
+        inputs = active_features(model, INPUT)
+        width = sum(feature.width(model, metadata["vocabularies"]) for feature in inputs)
+        emissions = _head(graph, weights, features, width, model)
+    else:
+        states, width = _word_bilstm(graph, features, weights, model)
+        emissions = _head(graph, weights, states, width, model)
     outputs = [emissions, *_potentials(graph, weights)]
     float32 = TensorProto.FLOAT
     inputs = _inputs(model)
@@ -128,20 +143,62 @@ def onnx_model(metadata: Mapping, weights: Mapping[str, np.ndarray]):
     proto = helper.make_model(
         body, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="crftag"
     )
-    helper.set_model_props(proto, {METADATA_KEY: json.dumps(dict(metadata))})
-    return proto
+    helper.set_model_props(proto, {METADATA_KEY: json.dumps(dict(metadata)), **graph.properties})
+    return proto, graph.quantizable
 
 
-def write_onnx(path: str, metadata: Mapping, weights: Mapping[str, np.ndarray]) -> None:
+def write_onnx(
+    path: str, metadata: Mapping, weights: Mapping[str, np.ndarray], *, int8: bool = False
+) -> None:
     """Write the ONNX model of ``metadata`` and ``weights`` (:func:`onnx_model`) to ``path``,
-    checked by ``onnx.checker`` first."""
+    checked by ``onnx.checker`` first. ``int8``: its features' matrix products (a pretrained
+    encoder's) quantised to int8 by ONNX Runtime's dynamic quantisation."""
     try:
         import onnx
     except ImportError:
         raise CrftagError(
             "--format onnx needs the onnx package: pip install 'crftag[onnx]'"
         ) from None
-    proto = onnx_model(metadata, weights)
+    proto, quantizable = _built(metadata, weights)
+    if int8 and not quantizable:
+        raise CrftagError(
+            "--int8 with --format onnx quantises a pretrained encoder's matrix products, and "
+            "this model has none; use --format numpy --int8"
+        )
     onnx.checker.check_model(proto, full_check=True)
     with atomic_output(path, binary=True) as stream:
-        stream.write(proto.SerializeToString())
+        stream.write(_quantized(proto, quantizable) if int8 else proto.SerializeToString())
+
+
+def _quantized(proto, nodes: list[str]) -> bytes:
+    """``proto`` with the matrix products ``nodes`` quantised to int8 weights (one scale per
+    output column) and dynamically quantised inputs: ``onnxruntime.quantization``'s
+    ``quantize_dynamic``, which reads and writes files."""
+    import logging
+    import os
+    import tempfile
+
+    import onnx
+
+    try:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+    except ImportError:
+        raise CrftagError("--int8 needs ONNX Runtime: pip install 'crftag[onnx]'") from None
+    with tempfile.TemporaryDirectory() as folder:
+        source, target = os.path.join(folder, "float.onnx"), os.path.join(folder, "int8.onnx")
+        onnx.save(proto, source)
+        logging.disable(logging.WARNING)  # its advice to pre-process the graph, on stderr
+        try:
+            quantize_dynamic(
+                source,
+                target,
+                op_types_to_quantize=["MatMul"],
+                nodes_to_quantize=nodes,
+                per_channel=True,
+                weight_type=QuantType.QInt8,
+            )
+        finally:
+            logging.disable(logging.NOTSET)
+        quantized = onnx.load(target)
+    onnx.helper.set_model_props(quantized, {p.key: p.value for p in proto.metadata_props})
+    return quantized.SerializeToString()

@@ -15,6 +15,7 @@ import numpy as np
 __all__ = [
     "INT32",
     "INT64",
+    "OPSET",
     "Graph",
     "bilstm",
     "casing_embeddings",
@@ -26,13 +27,18 @@ __all__ = [
 ]
 
 INT32, INT64 = 6, 7  # onnx.TensorProto's element types, for Cast
+OPSET = 17  # ScatterND's reduction (16), LSTM's layout (14); ONNX Runtime 1.14 on runs it
 
 
 class Graph:
-    """Nodes and constants of a graph under construction, each output named once."""
+    """Nodes and constants of a graph under construction, each output named once; the
+    model's metadata entries its pieces add (``properties``), and the names of the matrix
+    products ``export --int8`` quantises (``quantizable``)."""
 
     def __init__(self) -> None:
         self.nodes, self.constants, self.count = [], [], 0
+        self.properties: dict[str, str] = {}
+        self.quantizable: list[str] = []
 
     def const(self, value: np.ndarray | list, dtype=np.int64) -> str:
         from onnx import numpy_helper

@@ -36,14 +36,8 @@ from crftag.data.encoder_files import (
     model_folder,
 )
 from crftag.data.progress import progress_bar
-from crftag.data.subwords import (
-    POOLINGS,
-    EncoderFiles,
-    assign_windows,
-    special_frame,
-    subwords_of,
-    window_starts,
-)
+from crftag.data.subword_windows import encoder_calls, lay_out_windows
+from crftag.data.subwords import POOLINGS, EncoderFiles, special_frame, subwords_of
 from crftag.errors import CrftagError
 
 __all__ = [
@@ -54,8 +48,10 @@ __all__ = [
     "load_encoder_weights",
 ]
 
-_EXTRACTION_BATCH = 32  # sentences an extraction call reads at once
-_MAX_WINDOWS = 64  # windows one encoder call reads, to bound its memory
+# Sentences an extraction step reads at once: enough that their windows fill calls of similar
+# lengths; their states are kept anyway.
+_EXTRACTION_BATCH = 256
+_MAX_SUBWORDS = 8192  # padded positions one encoder call reads, to bound its memory
 
 
 def load_encoder_files(name: str, key: str = "model.transformer") -> EncoderFiles:
@@ -299,44 +295,35 @@ class TransformerWords(nn.Module):
     def _encode(self, sentences: Sequence[Sequence[str]]) -> list[torch.Tensor]:
         """Each sentence's (T, N, D) word states, read through the encoder window by window."""
         pieces = subwords_of(self.tokenizer, sentences)
-        windows, where = [], []  # each window's ids; each sentence's subwords' (window, offset)
-        for found in pieces:
-            count = len(found.ids)
-            starts = window_starts(count, self.width)
-            first = len(windows)
-            for start in starts:
-                ids = found.ids[start : start + self.width]
-                windows.append([*self.frame[0], *ids, *self.frame[1]])
-            where.append(
-                [(first + w, offset) for w, offset in assign_windows(count, self.width, starts)]
-            )
-        flat, offsets = self._window_states(windows)  # (sum of window lengths, N, D)
+        layout = lay_out_windows(pieces, self.width, self.frame)
+        flat, offsets = self._window_states(layout.windows)  # (sum of window lengths, N, D)
         states = []
-        for found, placed in zip(pieces, where, strict=True):
-            rows = torch.tensor([offsets[w] + self.prefix + o for w, o in placed])
+        for found, placed in zip(pieces, layout.places, strict=True):
+            rows = torch.tensor([offsets[window] + position for window, position in placed])
             states.append(self._pool(flat[rows.to(flat.device)], found.starts, found.counts))
         return states
 
     def _window_states(self, windows: list[list[int]]) -> tuple[torch.Tensor, list[int]]:
         """(every window's states one after another, (sum of lengths, N, D); where each
-        window's first state is)."""
+        window's first state is). The windows are read in calls of similar lengths
+        (:func:`crftag.data.subword_windows.encoder_calls`), so little of a call is padding."""
         device = next(self.encoder.parameters()).device
-        parts = []
-        for first in range(0, len(windows), _MAX_WINDOWS):
-            chunk = windows[first : first + _MAX_WINDOWS]
-            longest = max(map(len, chunk))
-            ids = torch.full((len(chunk), longest), self.tokenizer.pad_token_id or 0)
-            mask = torch.zeros(len(chunk), longest, dtype=torch.long)
-            for row, window in enumerate(chunk):
-                ids[row, : len(window)] = torch.tensor(window)
-                mask[row, : len(window)] = 1
+        states: list[torch.Tensor | None] = [None] * len(windows)
+        for call in encoder_calls([len(window) for window in windows], _MAX_SUBWORDS):
+            longest = len(windows[call[0]])
+            ids = torch.full((len(call), longest), self.tokenizer.pad_token_id or 0)
+            mask = torch.zeros(len(call), longest, dtype=torch.long)
+            for row, index in enumerate(call):
+                ids[row, : len(windows[index])] = torch.tensor(windows[index])
+                mask[row, : len(windows[index])] = 1
             output = self.encoder(
                 input_ids=ids.to(device), attention_mask=mask.to(device), output_hidden_states=True
             )
             layers = torch.stack(output.hidden_states[-self.layers :], dim=2)  # (W, L, N, D)
-            parts.append(layers[mask.to(device).bool()])
+            for row, index in enumerate(call):
+                states[index] = layers[row, : len(windows[index])]
         offsets = list(itertools.accumulate((len(window) for window in windows), initial=0))
-        return torch.cat(parts), offsets[:-1]
+        return torch.cat(states), offsets[:-1]
 
     def _pool(self, subwords: torch.Tensor, starts: list[int], counts: list[int]) -> torch.Tensor:
         """subwords (S, N, D) -> (T, N, D): each word's first subword, or the mean of its

@@ -26,7 +26,7 @@ try:
 except ImportError:  # pragma: no cover - a dependency; without it the loops keep one thread
     ThreadpoolController = None
 
-__all__ = ["loop_threads"]
+__all__ = ["loop_threads", "usable_threads"]
 
 _blas = None  # threadpoolctl's handle on the BLAS libraries loaded, found on first use
 
@@ -36,6 +36,15 @@ def _usable_cores() -> int:
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
+
+
+def usable_threads() -> int:
+    """The threads a runtime's own pool (ONNX Runtime's) may take: one per core this process
+    may run on, at most ``OMP_NUM_THREADS`` where that is set (``crftag serve --workers`` sets
+    1: one process a core)."""
+    cores = _usable_cores()
+    asked = os.environ.get("OMP_NUM_THREADS", "").strip()
+    return max(1, min(cores, int(asked))) if asked.isdigit() else cores
 
 
 @contextmanager
@@ -52,5 +61,4 @@ def loop_threads() -> Iterator[int]:
         _blas = ThreadpoolController().select(user_api="blas")
     with _blas.limit(limits=1):
         held = all(library["num_threads"] == 1 for library in _blas.info())
-        one_core = _usable_cores() < 2 or os.environ.get("OMP_NUM_THREADS", "").strip() == "1"
-        yield 2 if held and not one_core else 1
+        yield 2 if held and usable_threads() >= 2 else 1

@@ -161,6 +161,6 @@ def test_int8_with_a_checkpoint_export_is_refused_in_one_line(invoke, sample_mod
     assert result.status == 2
     assert result.stdout == ""
     assert result.stderr == (
-        "crftag: error: --int8 applies to --format numpy; add --format numpy or drop --int8\n"
+        "crftag: error: --int8 applies to --format numpy or onnx; add one of them or drop --int8\n"
     )
     assert not path.exists()

@@ -77,3 +77,14 @@ def test_a_process_forked_after_tagging_tags_too(compiled_loops, trained_tiny):
         os.kill(child, signal.SIGKILL)
     os.waitpid(child, 0)
     assert answer == b"same"
+
+
+@pytest.mark.parametrize("asked", [None, "1", "2", "64", "", "x"])
+def test_a_runtimes_pool_takes_a_thread_a_core_at_most_omp_num_threads(monkeypatch, asked):
+    monkeypatch.setattr(threads, "_usable_cores", lambda: 4)
+    if asked is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", asked)
+    expected = {None: 4, "1": 1, "2": 2, "64": 4, "": 4, "x": 4}[asked]
+    assert threads.usable_threads() == expected

@@ -162,27 +162,17 @@ def encoder_shape(config: Mapping) -> EncoderShape:
         raise ValueError("config.json: expected a mapping")
     kind = _kind(config)
     _check_sizes(config)
-    transformers = import_transformers()
     if kind not in ENCODER_TYPES:
-        raise ValueError(f"config.json: model_type {kind[:40]!r} {_why_not(transformers, config)}")
-    try:
-        built = transformers.AutoConfig.for_model(**config)
-    except Exception as error:  # noqa: BLE001  (any reason transformers gives is the file's)
-        raise ValueError(f"config.json: not a {kind} config ({_first_line(error)})") from None
-    sizes = {
-        "hidden_size": built.hidden_size,
-        "num_hidden_layers": built.num_hidden_layers,
-        "num_attention_heads": built.num_attention_heads,
-        "vocab_size": built.vocab_size,
-    }
+        raise ValueError(f"config.json: model_type {kind[:40]!r} {_why_not(config)}")
+    sizes = _sizes_written(config) or _sizes_of_class(config, kind)
+    positions = sizes.pop("max_position_embeddings")
+    inner = sizes.pop("intermediate_size") or 4 * sizes["hidden_size"]
     _check_sizes(sizes)  # the class's defaults too, and whatever its own names map to
     width, heads = sizes["hidden_size"], sizes["num_attention_heads"]
     if width % heads:
         raise ValueError(
             f"config.json: num_attention_heads {heads} does not divide hidden_size {width}"
         )
-    positions = getattr(built, "max_position_embeddings", None)
-    inner = getattr(built, "intermediate_size", None) or getattr(built, "hidden_dim", 4 * width)
     layers = sizes["num_hidden_layers"]
     total = (sizes["vocab_size"] + (positions or 0)) * width + layers * (
         4 * width * width + 2 * width * inner
@@ -194,11 +184,47 @@ def encoder_shape(config: Mapping) -> EncoderShape:
     return EncoderShape(width, layers, sizes["vocab_size"], positions)
 
 
-def _why_not(transformers, config: Mapping) -> str:
-    """Why an encoder of a kind crftag does not read is refused."""
+# Each size an encoder is built with, under the names the kinds crftag reads give it.
+_SIZE_NAMES = {
+    "hidden_size": ("hidden_size", "dim"),
+    "num_hidden_layers": ("num_hidden_layers", "n_layers"),
+    "num_attention_heads": ("num_attention_heads", "n_heads"),
+    "vocab_size": ("vocab_size",),
+    "max_position_embeddings": ("max_position_embeddings",),
+    "intermediate_size": ("intermediate_size", "hidden_dim"),
+}
+
+
+def _sizes_written(config: Mapping) -> dict | None:
+    """The encoder's sizes as its config writes them all (``to_dict`` and ``save_pretrained``
+    write every one), read without transformers, so that a model file's encoder is checked by
+    the torch-free runtimes too; None where one is left to its class's default."""
+    sizes = {}
+    for size, names in _SIZE_NAMES.items():
+        found = [config[name] for name in names if name in config]
+        if not found:
+            return None
+        sizes[size] = found[0]
+    return sizes
+
+
+def _sizes_of_class(config: Mapping, kind: str) -> dict:
+    """The encoder's sizes as its config class reads them, with the class's defaults."""
+    transformers = import_transformers()
     try:
         built = transformers.AutoConfig.for_model(**config)
-    except Exception:  # noqa: BLE001  (an unknown kind: the list says what is read)
+    except Exception as error:  # noqa: BLE001  (any reason transformers gives is the file's)
+        raise ValueError(f"config.json: not a {kind} config ({_first_line(error)})") from None
+    sizes = {size: getattr(built, size, None) for size in _SIZE_NAMES}
+    sizes["intermediate_size"] = sizes["intermediate_size"] or getattr(built, "hidden_dim", None)
+    return sizes
+
+
+def _why_not(config: Mapping) -> str:
+    """Why an encoder of a kind crftag does not read is refused."""
+    try:
+        built = import_transformers().AutoConfig.for_model(**config)
+    except Exception:  # noqa: BLE001  (an unknown kind, or no transformers: the list says)
         built = None
     if built is not None and built.is_encoder_decoder:
         return "is " + _WHY_NOT["encoder-decoder"]

@@ -70,10 +70,10 @@ def shifted_ids(files):
 
 
 TOKENIZER_DAMAGES = {
-    "missing tokenizer": (lambda files: files.pop("tokenizer.json"), "tokenizer.json is missing"),
+    "missing tokenizer": (lambda files: files.pop("tokenizer.json"), "tokenizer.json: missing"),
     "garbled tokenizer": (
         lambda files: files.update({"tokenizer.json": "{not json"}),
-        "tokenizer.json is unusable",
+        "tokenizer.json: not JSON",
     ),
     "shifted ids": (shifted_ids, "altered"),
 }

@@ -21,8 +21,14 @@ $(STAMP): pyproject.toml setup.py crftag/crf/_compiled.c crftag/runtime/_lstm.c
 # starts; on 2 cores the whole run took 12:35 with two against 17:28 with one (2026-11-26,
 # f3a647c, the machine at about a third of its usual speed that hour). On a quiet 2-core machine
 # `time make test` took 4:30 wall, 7:57 user (2026-11-27, 2fb364e: 2396 passed, 8 skipped); the
-# same suite beside two trainings took 23:12. Property tests draw repeatable examples (the
-# `repeatable` Hypothesis profile of tests/conftest.py), so a run cannot fail by chance.
+# same suite beside two trainings took 23:12. On 2026-11-28 (990fdc7) `pytest -q -n 2
+# --durations=60` took 1:38:37 on a 2-core machine loaded by other test runs and a training
+# (load average 9 to 15; 2423 passed, 26 skipped, and the SIGTERM test of serve timed out at its
+# 60 s), too loaded for a wall time to mean anything. Tests that train were then made to share
+# runs (38e3dd8): test_augment, test_span_data and test_resume, run alone in one process, took
+# 271 s of CPU (own and child processes) against 311 s before, on the same machine in the same
+# hour. Property tests draw repeatable examples (the `repeatable` Hypothesis profile of
+# tests/conftest.py), so a run cannot fail by chance.
 test: install
 	$(PY) -m pytest -q -n 2
 

@@ -101,21 +101,35 @@ def train_tiny(tiny_config):
 
 
 @pytest.fixture(scope="session")
-def trained_tiny(train_tiny):
-    """A function that returns the tagger of ``train_tiny(**settings)``, trained once for each
-    distinct ``settings`` in the whole run: for the tests that only read a trained model
-    (export it, compare runtimes on it). Each call gets a :class:`~crftag.inference.tagger.Tagger`
-    of its own (its ``max_length`` is the caller's to change) over the shared weights, which
-    must not be changed."""
-    from crftag.inference.tagger import Tagger
-
+def tiny_run(train_tiny):
+    """A function that returns ``train_tiny(**settings)``, ``(tagger, epochs)``, trained once
+    for each distinct ``settings`` in the whole run (in each test worker): for the tests that
+    only read a run (its epochs' losses and dev scores, its weights). Both are shared and must
+    not be changed; a test that compares two runs of one seed trains the second with
+    ``train_tiny``, so that the comparison is of two trainings."""
     trained = {}
 
     def get(**settings):
         key = repr(sorted(settings.items()))
         if key not in trained:
-            trained[key], _ = train_tiny(**settings)
-        return Tagger.from_loaded(trained[key].loaded)
+            trained[key] = train_tiny(**settings)
+        return trained[key]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def trained_tiny(tiny_run):
+    """A function that returns the tagger of ``train_tiny(**settings)``, trained once for each
+    distinct ``settings`` in the whole run (shared with ``tiny_run``): for the tests that only
+    read a trained model (export it, compare runtimes on it). Each call gets a
+    :class:`~crftag.inference.tagger.Tagger` of its own (its ``max_length`` is the caller's to
+    change) over the shared weights, which must not be changed."""
+    from crftag.inference.tagger import Tagger
+
+    def get(**settings):
+        tagger, _ = tiny_run(**settings)
+        return Tagger.from_loaded(tagger.loaded)
 
     return get
 

@@ -84,16 +84,16 @@ def test_a_batch_reads_the_changed_tokens_and_keeps_the_tags(tiny_config, traini
     assert augmented.chars[0, 0, : len(first)].tolist() == chars.indices(list(first))
 
 
-def test_augmentation_changes_the_model_and_a_run_repeats(train_tiny):
-    _, plain = train_tiny(train__seed=5)
-    _, augmented = train_tiny(train__seed=5, **AUGMENTED)
+def test_augmentation_changes_the_model_and_a_run_repeats(tiny_run, train_tiny):
+    _, plain = tiny_run(train__seed=5)
+    _, augmented = tiny_run(train__seed=5, **AUGMENTED)
     _, again = train_tiny(train__seed=5, **AUGMENTED)
     assert [e.loss for e in augmented] != [e.loss for e in plain]
     assert [e.loss for e in augmented] == [e.loss for e in again]
     assert [e.dev_score for e in augmented] == [e.dev_score for e in again]
 
 
-def test_span_labels_augment_as_the_column_file_they_came_from(train_tiny, tmp_path):
+def test_span_labels_augment_as_the_column_file_they_came_from(tiny_run, train_tiny, tmp_path):
     """Labels read from character spans (JSONL) are token tags by the time text is changed, so
     the sample converted to JSONL trains, augmented, the model its CoNLL file trains."""
     from crftag import cli
@@ -102,7 +102,7 @@ def test_span_labels_augment_as_the_column_file_they_came_from(train_tiny, tmp_p
     for name in ("train", "dev"):
         converted[name] = str(tmp_path / f"{name}.jsonl")
         assert cli.run(["convert", f"data/ner_sample.{name}.conll", converted[name]]) == 0
-    _, from_conll = train_tiny(train__seed=5, **AUGMENTED)
+    _, from_conll = tiny_run(train__seed=5, **AUGMENTED)
     _, from_jsonl = train_tiny(
         train__seed=5, data__train=converted["train"], data__dev=converted["dev"], **AUGMENTED
     )
@@ -110,11 +110,11 @@ def test_span_labels_augment_as_the_column_file_they_came_from(train_tiny, tmp_p
     assert [e.dev_score for e in from_jsonl] == [e.dev_score for e in from_conll]
 
 
-def test_dev_perturb_chooses_on_the_mean_of_the_copies(train_tiny, tiny_config):
+def test_dev_perturb_chooses_on_the_mean_of_the_copies(tiny_run, train_tiny, tiny_config):
     from crftag.data.perturb import perturb_sentences
     from crftag.scoring.evaluate import headline, score_sentences
 
-    _, plain = train_tiny(train__seed=5)
+    _, plain = tiny_run(train__seed=5)
     tagger, chosen = train_tiny(train__seed=5, augment__dev=["lower", "typos"])
     assert [e.loss for e in chosen] == [e.loss for e in plain]  # the same training
     dev = tiny_config().data

@@ -38,6 +38,26 @@ def wait_for_line(process, prefix, timeout=120):
     raise AssertionError(f"no line starting {prefix!r} in {lines}")
 
 
+@pytest.fixture(scope="module")
+def straight_run(tmp_path_factory, tiny_args):
+    """A function that returns the run directory of an uninterrupted `crftag train` with these
+    settings, trained once in the module for each distinct settings (SIGINT and SIGTERM are
+    compared with one run)."""
+    runs = {}
+
+    def get(settings):
+        key = repr(sorted(settings.items()))
+        if key not in runs:
+            straight = tmp_path_factory.mktemp("straight") / "run"
+            options = tiny_args(**SMALL_BATCHES, **settings)
+            done = crftag("train", "configs/sample.yaml", "-o", str(straight), *options)
+            assert done.wait(timeout=300) == 0, done.stderr.read()
+            runs[key] = straight
+        return runs[key]
+
+    return get
+
+
 @pytest.mark.parametrize(
     ("signal_number", "settings"),
     [
@@ -53,12 +73,10 @@ def wait_for_line(process, prefix, timeout=120):
     ],
 )
 def test_interrupted_and_resumed_run_equals_uninterrupted_run(
-    tmp_path, tiny_args, signal_number, settings
+    tmp_path, tiny_args, straight_run, signal_number, settings
 ):
     options = tiny_args(**SMALL_BATCHES, **settings)
-    straight = tmp_path / "straight"
-    done = crftag("train", "configs/sample.yaml", "-o", str(straight), *options)
-    assert done.wait(timeout=300) == 0, done.stderr.read()
+    straight = straight_run(settings)
 
     broken = tmp_path / "broken"
     process = crftag("train", "configs/sample.yaml", "-o", str(broken), *options)

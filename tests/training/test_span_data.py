@@ -23,8 +23,8 @@ def sample_jsonl(tmp_path_factory):
     return converted
 
 
-def test_jsonl_from_conll_trains_the_same_model(train_tiny, sample_jsonl):
-    _, from_conll = train_tiny(train__seed=5)
+def test_jsonl_from_conll_trains_the_same_model(tiny_run, train_tiny, sample_jsonl):
+    _, from_conll = tiny_run(train__seed=5)
     _, from_jsonl = train_tiny(
         train__seed=5, data__train=sample_jsonl["train"], data__dev=sample_jsonl["dev"]
     )

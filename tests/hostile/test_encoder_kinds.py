@@ -17,7 +17,7 @@ from crftag.nn.transformer import (  # noqa: E402
     load_encoder_weights,
 )
 
-SENTENCE = ["EU", "rejects", "German", "call", "to", "boycott", "British", "lamb", "."]
+SENTENCE = ["UN", "backs", "Dutch", "plan", "to", "ban", "Danish", "cheese", "."]
 
 
 @pytest.fixture(scope="module")

@@ -32,13 +32,13 @@ def tagger():
 
 
 def test_every_token_is_tagged_through_the_command(invoke):
-    text = "Peter Blackburn\n" + "".join(" ".join(tokens) + "\n" for tokens in SENTENCES)
+    text = "Anna Lindqvist\n" + "".join(" ".join(tokens) + "\n" for tokens in SENTENCES)
     result = invoke(
         ["predict", "-m", str(MODEL), "--input-format", "tokens", "--format", "jsonl"], stdin=text
     )
     assert result.status == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines()]
-    assert [record["tokens"] for record in records] == [["Peter", "Blackburn"], *SENTENCES]
+    assert [record["tokens"] for record in records] == [["Anna", "Lindqvist"], *SENTENCES]
     assert [len(record["tags"]) for record in records] == [2, *map(len, SENTENCES)]
 
 

@@ -139,7 +139,7 @@ def test_a_graph_without_its_layer_mix_or_an_encoder_piece_is_one_line(
 
 def test_a_sentence_of_10000_tokens_and_empty_words_are_tagged_as_torch_tags_them(exported):
     checkpoint, path, _ = exported
-    words = "EU rejects German call to boycott Britishness lamb \u200b .".split(" ")
+    words = "UN backs Dutch plan to ban Danishness cheese \u200b .".split(" ")
     sentence = (words * 1000)[:10_000]
     expected = Tagger.from_loaded(load_model(str(checkpoint))).predict([sentence])[0].tags
     assert load(str(path)).predict([sentence])[0].tags == expected

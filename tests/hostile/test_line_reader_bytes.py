@@ -23,7 +23,7 @@ from crftag.errors import CrftagError
 
 # Each kind of file: a good one (two lines at least), and how `crftag train` is told to read it.
 GOOD = {
-    "corpus": b"EU B-ORG\nrejects O\n\nBerlin B-LOC\n",
+    "corpus": b"UN B-ORG\nbacks O\n\nBerlin B-LOC\n",
     "dictionary": b"aspirin\nvitamin C\n",
     "vectors": b"the 0.1 0.2\ncat 0.3 0.4\n",
     "text": b"One line of text .\nAnother line .\n",

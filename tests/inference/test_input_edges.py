@@ -15,7 +15,7 @@ from crftag.data import lines
 from crftag.errors import CrftagError
 from crftag.modelfiles.checkpoint import load_model, save_model
 
-CONLL = "EU B-ORG\nrejects O\nGerman B-MISC\ncalls O\n\nPeter B-PER\nBlackburn I-PER\n"
+CONLL = "UN B-ORG\nbacks O\nDutch B-MISC\nplans O\n\nAnna B-PER\nLindqvist I-PER\n"
 ROW = "_\t_\t_\t_\t_\t_\t_\t_"  # CoNLL-U's columns after FORM
 
 
@@ -144,7 +144,7 @@ def word_first_model(sample_model, tmp_path_factory):
 
 
 def test_conllu_input_takes_form_whatever_the_model_word_column(invoke, word_first_model):
-    words = ["EU", "rejects", "German", "calls", "to", "boycott", "British", "lamb", "."]
+    words = ["UN", "backs", "Dutch", "plans", "to", "ban", "Danish", "cheese", "."]
     lines = ["# text = EU rejects ...", "1-2\tEUrejects\t" + ROW]
     lines += [f"{number}\t{word}\t{ROW}" for number, word in enumerate(words, 1)]
     source = "\n".join(lines) + "\n\n"
@@ -210,7 +210,7 @@ def test_on_error_skip_gives_back_every_line_of_column_input(
 def test_eval_of_conllu_scores_form_whatever_the_model_word_column(
     invoke, word_first_model, tmp_path
 ):
-    words = ["EU", "rejects", "German", "calls", "to", "boycott", "British", "lamb", "."]
+    words = ["UN", "backs", "Dutch", "plans", "to", "ban", "Danish", "cheese", "."]
     tags = ["B-ORG", "O", "B-MISC", "O", "O", "O", "B-MISC", "O", "O"]
     pairs = list(zip(words, tags, strict=True))
     conll = tmp_path / "gold.conll"

@@ -44,7 +44,7 @@ def first_last(tmp_path_factory, tiny_args):
 def sentences():
     gold = read_corpus(TEST_FILE, ColumnSpec())
     found = [list(sentence.tokens) for sentence in gold][:60]
-    long = "EU rejects German call to boycott Britishness lamb .".split() * 8
+    long = "UN backs Dutch plan to ban Danishness cheese .".split() * 8
     return [*found, long, ["Peter", *EMPTY_WORDS, "Berlin", "\x00", "."], ["\u200b"]]
 
 

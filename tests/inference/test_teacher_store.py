@@ -25,13 +25,13 @@ LINES = [
     "John Smith lives in Berlin.",
     "Shares in Siemens rose 3.5 percent in Tokyo on Friday. The deal was signed in Oslo.",
     "",
-    "Peter Blackburn",
-    "EU rejects German call to boycott British lamb .",
+    "Anna Lindqvist",
+    "UN backs Dutch plan to ban Danish cheese .",
     "Greta Holloway, a spokesman for Vestas, said so.",
     "BRUSSELS 1996-08-22",
-    "Peter Blackburn",
+    "Anna Lindqvist",
 ]
-DEV_AND_TEST = {("Peter", "Blackburn"), ("not", "in", "the", "text")}
+DEV_AND_TEST = {("Anna", "Lindqvist"), ("not", "in", "the", "text")}
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +56,7 @@ def test_the_stored_posteriors_are_the_teachers(teacher, text, tmp_path, capsys)
     assert "removed 2 sentences" in capsys.readouterr().err
     assert store.removed == 2 and store.temperature == 2.0
     assert store.labels == teacher.tag_symbols and store.scheme == teacher.train_scheme
-    assert len(store) == 6  # 8 sentences in 7 non-blank lines, less the two "Peter Blackburn"
+    assert len(store) == 6  # 8 sentences in 7 non-blank lines, less the two "Anna Lindqvist"
     assert store.sentence(2) == ("The", "deal", "was", "signed", "in", "Oslo", ".")
     crf = teacher.model.crf
     for i in range(len(store)):
@@ -222,12 +222,12 @@ def test_a_sentence_over_the_taggers_limit_is_stored_as_its_pieces(teacher_path,
     teacher = load_teacher(teacher_path)
     teacher.max_length = 4
     text = tmp_path / "text.txt"
-    text.write_text("EU rejects German call to boycott British lamb .\n", encoding="utf-8")
+    text.write_text("UN backs Dutch plan to ban Danish cheese .\n", encoding="utf-8")
     store = label(teacher, str(text), tmp_path / "store")
     pieces = [store.sentence(i) for i in range(len(store))]
     assert pieces == [
-        ("EU", "rejects", "German", "call"),
-        ("to", "boycott", "British", "lamb"),
+        ("UN", "backs", "Dutch", "plan"),
+        ("to", "ban", "Danish", "cheese"),
         (".",),
     ]
     assert [len(store.viterbi(i)) for i in range(3)] == [4, 4, 1]

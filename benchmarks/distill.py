@@ -265,9 +265,13 @@ def main() -> None:
     if labelling is not None or "labelling" not in done:
         done["labelling"] = labelling
     keep()
-    for row in ("scratch", *OBJECTIVES):
-        runs = done["rows"].setdefault(row, [])
-        for seed in range(1 + len(runs), 1 + args.seeds):
+    # Seed by seed, each seed's three rows together, so that a benchmark stopped part way
+    # already compares the rows on the seeds it finished.
+    for seed in range(1, 1 + args.seeds):
+        for row in ("scratch", *OBJECTIVES):
+            runs = done["rows"].setdefault(row, [])
+            if any(run["seed"] == seed for run in runs):
+                continue
             runs.append(student_run(row, seed, args, paths) | {"commit": measured_at})
             keep()
             print(f"{args.corpus} {row} seed {seed}: {runs[-1]}", flush=True)

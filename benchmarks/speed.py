@@ -328,7 +328,7 @@ PEAK = (
 
 
 def memory(model_path, directory, large_mb):
-    line = "Peter Blackburn said the European Commission met in Brussels on Tuesday .\n"
+    line = "Maria Lindqvist said the Scottish Parliament met in Kirkwall on Tuesday .\n"
     results = {}
     for megabytes in (1, large_mb):
         path = os.path.join(directory, f"input{megabytes}")

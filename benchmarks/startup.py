@@ -1,4 +1,4 @@
-"""One sentence in a blink: `echo 'EU rejects German call' | crftag predict` (the bundled en-ner,
+"""One sentence in a blink: `echo 'UN praises Danish plan' | crftag predict` (the bundled en-ner,
 on the NumPy runtime) against a bare Typer app's `--help`, the least a Typer command line costs.
 
     python benchmarks/startup.py [--runs 20] [--warmup 2] [--instructions] [--profile]
@@ -40,7 +40,7 @@ CRFTAG_PREDICT = [
     "import sys; from crftag.cli import main; sys.exit(main())",
     "predict",
 ]
-SENTENCE = b"EU rejects German call\n"
+SENTENCE = b"UN praises Danish plan\n"
 TARGET_RATIO = 1.2
 BARE_APP = '''import typer
 

@@ -9,14 +9,14 @@ FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", 
 
 def test_convert_writes_jsonl_to_stdout_and_iob2_to_a_file(invoke, tmp_path):
     source = tmp_path / "in.conll"
-    source.write_text("-DOCSTART- O\n\nEU I-ORG\nrejects O\n\n")
+    source.write_text("-DOCSTART- O\n\nUN I-ORG\npraises O\n\n")
     result = invoke(["convert", str(source), "-", "--to", "jsonl"])
     assert result.status == 0, result.stderr
     record = json.loads(result.stdout)
     assert record["spans"] == [{"start": 0, "end": 2, "label": "ORG"}]
     target = tmp_path / "out.conll"
     assert invoke(["convert", str(source), str(target), "--scheme", "bioes"]).status == 0
-    assert target.read_text() == "-DOCSTART- O\n\nEU S-ORG\nrejects O\n\n"
+    assert target.read_text() == "-DOCSTART- O\n\nUN S-ORG\npraises O\n\n"
 
 
 def test_label_studio_to_brat_and_back_to_conll(invoke, tmp_path):

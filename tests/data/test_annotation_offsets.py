@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-GOOD = {"text": "EU rejects", "spans": [[0, 2, "ORG"]]}
+GOOD = {"text": "UN praises", "spans": [[0, 2, "ORG"]]}
 
 
 def _convert(invoke, tmp_path, record, name="in.jsonl"):

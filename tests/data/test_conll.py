@@ -21,14 +21,14 @@ def read(text, spec=ColumnSpec(), **options):
 
 CONLL03 = (
     "-DOCSTART- -X- -X- O\n\n"
-    "EU NNP B-NP B-ORG\nrejects VBZ B-VP O\nGerman JJ B-NP B-MISC\n\n\n\n"
-    "Peter NNP B-NP B-PER\nBlackburn NNP I-NP I-PER"  # no blank line, no newline at the end
+    "UN NNP B-NP B-ORG\npraises VBZ B-VP O\nDanish JJ B-NP B-MISC\n\n\n\n"
+    "Maria NNP B-NP B-PER\nLindqvist NNP I-NP I-PER"  # no blank line, no newline at the end
 )
 
 
 def test_conll2003_four_columns():
     sentences = read(CONLL03)
-    assert [s.tokens for s in sentences] == [("EU", "rejects", "German"), ("Peter", "Blackburn")]
+    assert [s.tokens for s in sentences] == [("UN", "praises", "Danish"), ("Maria", "Lindqvist")]
     assert [s.tags for s in sentences] == [("B-ORG", "O", "B-MISC"), ("B-PER", "I-PER")]
     assert [s.line for s in sentences] == [3, 9]
 
@@ -83,7 +83,7 @@ def test_markup_blocks_are_kept_for_writing_back():
     assert [len(s.tokens) for s in sentences] == [0, 3, 2]
     written = "".join(format_conll_block(s, ["X"] * len(s.tokens)) for s in sentences)
     assert written.splitlines()[0] == "-DOCSTART- -X- -X- O O"
-    assert written.splitlines()[2] == "EU NNP B-NP B-ORG X"
+    assert written.splitlines()[2] == "UN NNP B-NP B-ORG X"
     # Every original line is there, in order, with one column more.
     originals = [line for line in CONLL03.splitlines() if line.strip()]
     extended = [line for line in written.splitlines() if line.strip()]

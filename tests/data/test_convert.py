@@ -22,13 +22,13 @@ from crftag.errors import CrftagError
 
 IOB1 = """-DOCSTART- -X- O
 
-EU NNP I-ORG
-rejects VBZ O
-German JJ I-MISC
-call NN O
+UN NNP I-ORG
+praises VBZ O
+Danish JJ I-MISC
+plan NN O
 
-Peter NNP I-PER
-Blackburn NNP I-PER
+Maria NNP I-PER
+Lindqvist NNP I-PER
 met VBD O
 Anna NNP I-PER
 Li NNP B-PER
@@ -40,13 +40,13 @@ Paris NNP I-LOC
 
 IOB2 = """-DOCSTART- O
 
-EU B-ORG
-rejects O
-German B-MISC
-call O
+UN B-ORG
+praises O
+Danish B-MISC
+plan O
 
-Peter B-PER
-Blackburn I-PER
+Maria B-PER
+Lindqvist I-PER
 met O
 Anna B-PER
 Li B-PER
@@ -82,12 +82,12 @@ def test_conll_to_jsonl_to_conll_is_exact(iob1, tmp_path):
     records = [json.loads(line) for line in jsonl.read_text().splitlines()]
     assert len(records) == 2  # one per document
     first = records[0]
-    assert first["text"] == "EU rejects German call\nPeter Blackburn met Anna Li"
+    assert first["text"] == "UN praises Danish plan\nMaria Lindqvist met Anna Li"
     spans = [(s["start"], s["end"], s["label"]) for s in first["spans"]]
     assert [first["text"][s:e] for s, e, _ in spans] == [
-        "EU",
-        "German",
-        "Peter Blackburn",
+        "UN",
+        "Danish",
+        "Maria Lindqvist",
         "Anna",
         "Li",
     ]
@@ -96,8 +96,8 @@ def test_conll_to_jsonl_to_conll_is_exact(iob1, tmp_path):
 
 def test_bioes_and_iob1_on_the_way_out(iob1, tmp_path):
     bioes = convert_text(iob1, "conll", "conll", scheme="bioes")
-    assert "Peter B-PER\nBlackburn E-PER\n" in bioes and "Anna S-PER\nLi S-PER\n" in bioes
-    assert "EU I-ORG\n" in convert_text(iob1, "conll", "conll", scheme="iob1")
+    assert "Maria B-PER\nLindqvist E-PER\n" in bioes and "Anna S-PER\nLi S-PER\n" in bioes
+    assert "UN I-ORG\n" in convert_text(iob1, "conll", "conll", scheme="iob1")
 
 
 def test_sentences_without_a_document_marker_come_back_without_one(tmp_path):

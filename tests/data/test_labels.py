@@ -54,7 +54,7 @@ def test_a_conllu_tag_with_a_space_names_the_line():
 
 def _spans_file(tmp_path, label, key="spans"):
     path = tmp_path / "in.jsonl"
-    good = {"text": "EU rejects", "spans": [[0, 2, "ORG"]]}
+    good = {"text": "UN praises", "spans": [[0, 2, "ORG"]]}
     bad = {"text": "Angela Merkel", key: [[0, 6, label]]}
     path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
     return path

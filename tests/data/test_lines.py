@@ -99,9 +99,9 @@ def test_a_dictionary_error_names_the_key_file_and_line(tmp_path):
 
 def test_a_bom_prefixed_conll_file_reads_its_first_word(tmp_path):
     path = tmp_path / "train.conll"
-    path.write_bytes(gzip.compress(BOM + b"EU B-ORG\r\nrejects O\r\n"))
+    path.write_bytes(gzip.compress(BOM + b"UN B-ORG\r\npraises O\r\n"))
     (sentence,) = read_corpus(str(path), ColumnSpec())
-    assert sentence.tokens == ("EU", "rejects")
+    assert sentence.tokens == ("UN", "praises")
 
 
 def test_a_bom_prefixed_vector_file_reads_its_first_word(tmp_path):

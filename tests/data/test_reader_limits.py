@@ -85,7 +85,7 @@ def test_the_bound_holds_for_skip_and_raw_text_too(monkeypatch):
 
 
 def test_cr_only_line_ends_are_refused_naming_the_style():
-    cr_only = b"EU B-ORG\rrejects O\rGerman B-MISC\r"
+    cr_only = b"UN B-ORG\rpraises O\rDanish B-MISC\r"
     assert message(lambda: read(cr_only)) == (
         "f.conll:1: old Mac (CR-only) line ends; convert to \\n"
     )
@@ -220,23 +220,23 @@ def test_documents_and_exports_are_bounded(monkeypatch):
 
 
 def test_brat_errors_name_the_line_and_show_its_characters(tmp_path):
-    (tmp_path / "a.txt").write_text("EU rejects", encoding="utf-8")
+    (tmp_path / "a.txt").write_text("UN praises", encoding="utf-8")
     ann = tmp_path / "a.ann"
-    ann.write_text("T1\tORG 0 \u00b2\tEU\n", encoding="utf-8")
+    ann.write_text("T1\tORG 0 \u00b2\tUN\n", encoding="utf-8")
     assert message(lambda: list(read_brat(str(tmp_path)))) == (
         f"{ann}:1: offsets '0 \u00b2' are not within the text"
     )
-    ann.write_text("T1\tORG\u200b0 2\tEU\n", encoding="utf-8")
+    ann.write_text("T1\tORG\u200b0 2\tUN\n", encoding="utf-8")
     assert message(lambda: list(read_brat(str(tmp_path)))) == (
         f"{ann}:1: expected 'ID<TAB>LABEL START END<TAB>TEXT', got "
-        "'T1\\tORG\\u200b0 2\\tEU' (U+200B)"
+        "'T1\\tORG\\u200b0 2\\tUN' (U+200B)"
     )
-    ann.write_text("T1\tORG 0 2\tEU\u200b\n", encoding="utf-8")
+    ann.write_text("T1\tORG 0 2\tUN\u200b\n", encoding="utf-8")
     assert message(lambda: list(read_brat(str(tmp_path)))) == (
-        f"{ann}:1: the text 'EU\\u200b' (U+200B) is not the text's [0, 2) 'EU'"
+        f"{ann}:1: the text 'UN\\u200b' (U+200B) is not the text's [0, 2) 'UN'"
     )
     ann.write_text("", encoding="utf-8")
-    (tmp_path / "a.txt").write_bytes(b"EU\n\xff")
+    (tmp_path / "a.txt").write_bytes(b"UN\n\xff")
     assert message(lambda: list(read_annotations(str(tmp_path)))) == (
         f"{tmp_path / 'a.txt'}:2: not valid UTF-8"
     )

@@ -145,7 +145,7 @@ def word_first_model(sample_model, tmp_path_factory):
 
 def test_conllu_input_takes_form_whatever_the_model_word_column(invoke, word_first_model):
     words = ["UN", "backs", "Dutch", "plans", "to", "ban", "Danish", "cheese", "."]
-    lines = ["# text = EU rejects ...", "1-2\tEUrejects\t" + ROW]
+    lines = ["# text = UN backs ...", "1-2\tUNbacks\t" + ROW]
     lines += [f"{number}\t{word}\t{ROW}" for number, word in enumerate(words, 1)]
     source = "\n".join(lines) + "\n\n"
     expected = predict(

@@ -111,7 +111,7 @@ def one_line_refusal(model, device="cpu") -> str:
     ("name", "content", "message"),
     [
         ("missing.pt", None, "no such model file or directory"),
-        ("train.conll", b"EU B-ORG\nrejects O\n", "not a crftag model"),
+        ("train.conll", b"UN B-ORG\npraises O\n", "not a crftag model"),
         ("empty.npz", b"", "not a crftag model"),
         ("text.npz", b"not an archive", "not a crftag model"),
         ("text.onnx", b"not a graph", "cannot load the ONNX model"),

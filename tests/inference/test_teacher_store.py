@@ -28,7 +28,7 @@ LINES = [
     "Anna Lindqvist",
     "UN backs Dutch plan to ban Danish cheese .",
     "Greta Holloway, a spokesman for Vestas, said so.",
-    "BRUSSELS 1996-08-22",
+    "OSLO 2024-03-11",
     "Anna Lindqvist",
 ]
 DEV_AND_TEST = {("Anna", "Lindqvist"), ("not", "in", "the", "text")}

@@ -57,7 +57,7 @@ def test_a_model_loaded_twice_checks_its_description_once(monkeypatch):
     second = ArrayTagger.load(path)
     assert len(calls) == 1
     assert os.stat(cache).st_ino == written  # found, not written again
-    sentence = [["EU", "rejects", "German", "call"]]
+    sentence = [["UN", "praises", "Danish", "plan"]]
     assert first.tag(sentence) == second.tag(sentence) == [["B-ORG", "O", "B-MISC", "O"]]
 
 

@@ -7,7 +7,7 @@ import crftag
 
 SENTENCE = "Angela Merkel met Emmanuel Macron in Paris on Tuesday ."
 BEFORE = [
-    "Peter Blackburn said the European Commission met in Brussels .",
+    "Maria Lindqvist said the Scottish Parliament met in Kirkwall .",
     "Paris Saint-Germain beat Marseille 2-1 in Paris on Sunday .",
 ]
 

@@ -21,7 +21,7 @@ SENTENCES = [
     "John Smith lives in Berlin .",
     "Angela Merkel met Emmanuel Macron in Paris on Tuesday .",
     "",
-    "The European Commission said on Thursday it disagreed with German advice .",
+    "The Scottish Parliament voted at dawn against Danish advice on herring .",
     "Peter",
     " ".join(["Rome"] * 40),
 ]

@@ -15,9 +15,9 @@ from crftag.cli.options import (
     RunDirOption,
     SeedOption,
     SetOption,
+    TrainDeviceOption,
 )
-from crftag.cli.outputs import refuse_input_as_output
-from crftag.cli.training import report_training
+from crftag.cli.training import new_run_config, report_training
 from crftag.errors import CrftagError
 
 __all__ = ["distill"]
@@ -48,7 +48,7 @@ def distill(
     ] = None,
     output: RunDirOption = "runs/latest",
     overrides: SetOption = None,
-    device: Annotated[DeviceChoice, typer.Option(help="Where to train.")] = DeviceChoice.auto,
+    device: TrainDeviceOption = DeviceChoice.auto,
     seed: SeedOption = None,
     resume: Annotated[
         str | None,
@@ -71,10 +71,7 @@ def distill(
     (or `crftag train --resume DIR`) continues it (docs/distillation.md).
     """
     from crftag.nn.devices import resolve_device
-    from crftag.training.corpus import training_files
     from crftag.training.distill import distill as run_distillation
-    from crftag.training.init_from import load_training_config
-    from crftag.training.rundir import RUN_FILES
 
     if resume is not None:
         if teacher is not None or config is not None or text or overrides or seed is not None:
@@ -99,15 +96,7 @@ def distill(
         raise CrftagError("distill needs a TEACHER and a CONFIG (or --resume RUN_DIR)")
     if not text:
         raise CrftagError("distill needs unlabelled text: --text FILE (repeatable)")
-    settings = list(overrides or [])
-    if seed is not None:
-        settings.append(f"train.seed={seed}")
-    loaded_config, _ = load_training_config(config, settings)
-    data = loaded_config.data
-    refuse_input_as_output(
-        [os.path.join(output, name) for name in RUN_FILES],
-        [teacher, config, *text, *training_files(loaded_config), data.dev, data.test],
-    )
+    loaded_config, _ = new_run_config(config, overrides, seed, output, [teacher, *text])
     metrics = run_distillation(
         teacher,
         loaded_config,

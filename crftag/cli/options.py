@@ -18,6 +18,7 @@ __all__ = [
     "DataFormat",
     "Misaligned",
     "DeviceChoice",
+    "TrainDeviceOption",
     "InputFormat",
     "ModelOption",
     "OnError",
@@ -79,6 +80,9 @@ class DeviceChoice(str, Enum):
     auto = "auto"
     cpu = "cpu"
     cuda = "cuda"
+
+
+TrainDeviceOption = Annotated[DeviceChoice, typer.Option(help="Where to train.")]
 
 
 InputFormat = Enum("InputFormat", [(name, name) for name in INPUT_FORMATS], type=str)

@@ -15,11 +15,12 @@ from crftag.cli.options import (
     RunDirOption,
     SeedOption,
     SetOption,
+    TrainDeviceOption,
 )
 from crftag.cli.outputs import refuse_input_as_output
 from crftag.errors import CrftagError
 
-__all__ = ["report_training", "train"]
+__all__ = ["new_run_config", "report_training", "train"]
 
 
 def train(
@@ -28,7 +29,7 @@ def train(
     ] = None,
     output: RunDirOption = "runs/latest",
     overrides: SetOption = None,
-    device: Annotated[DeviceChoice, typer.Option(help="Where to train.")] = DeviceChoice.auto,
+    device: TrainDeviceOption = DeviceChoice.auto,
     seed: SeedOption = None,
     resume: Annotated[
         str | None,
@@ -47,10 +48,7 @@ def train(
     and exits with 130 or 143; `crftag train --resume DIR` continues the run where it stopped.
     """
     from crftag.nn.devices import resolve_device
-    from crftag.training.corpus import training_files
-    from crftag.training.init_from import load_training_config
     from crftag.training.run import train as run_training
-    from crftag.training.rundir import RUN_FILES
 
     if resume is not None:
         if config is not None or overrides or seed is not None or overwrite:
@@ -63,15 +61,7 @@ def train(
     else:
         if config is None:
             raise CrftagError("train needs a CONFIG file (or --resume RUN_DIR)")
-        settings = list(overrides or [])
-        if seed is not None:
-            settings.append(f"train.seed={seed}")
-        loaded_config, base = load_training_config(config, settings)
-        data = loaded_config.data
-        refuse_input_as_output(
-            [os.path.join(output, name) for name in RUN_FILES],
-            [config, *training_files(loaded_config), data.dev, data.test],
-        )
+        loaded_config, base = new_run_config(config, overrides, seed, output)
         resolved = resolve_device(device.value)
         metrics = run_training(
             loaded_config,
@@ -84,6 +74,28 @@ def train(
     if os.environ.get("RANK", "0") != "0":
         return  # under torchrun, rank 0 reports
     report_training(metrics, os.path.join(output, "model.pt"))
+
+
+def new_run_config(
+    config_path: str, overrides: list[str] | None, seed: int | None, output: str, inputs=()
+):
+    """A new run's (config, base config): CONFIG with --set and --seed on top, once no input
+    (the config, ``inputs``, the corpus files) is one of the files the run writes in
+    ``output``."""
+    from crftag.training.corpus import training_files
+    from crftag.training.init_from import load_training_config
+    from crftag.training.rundir import RUN_FILES
+
+    settings = list(overrides or [])
+    if seed is not None:
+        settings.append(f"train.seed={seed}")
+    loaded_config, base = load_training_config(config_path, settings)
+    data = loaded_config.data
+    refuse_input_as_output(
+        [os.path.join(output, name) for name in RUN_FILES],
+        [config_path, *inputs, *training_files(loaded_config), data.dev, data.test],
+    )
+    return loaded_config, base
 
 
 def _resume(output_dir: str, device, *, show_progress: bool) -> dict:

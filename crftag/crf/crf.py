@@ -144,9 +144,10 @@ class CRF(nn.Module):
         self._validate(emissions, mask, tags)
         transitions, start, end = self._potentials_for(emissions)
         tags = tags.masked_fill(~mask, 0)
-        maskf = mask.to(emissions.dtype)
         emitted = emissions.gather(2, tags.unsqueeze(2)).squeeze(2)  # (B, T)
-        total = (emitted * maskf).sum(1) + start[tags[:, 0]]
+        # Selected away, not multiplied by a 0 mask: padding may hold nan or inf (0 * inf is nan).
+        emitted = torch.where(mask, emitted, torch.zeros_like(emitted))
+        total = emitted.sum(1) + start[tags[:, 0]]
         if tags.size(1) > 1:
             # One flat gather: cheaper, forwards and backwards, than 2-D advanced indexing.
             moved = transitions.reshape(-1)[tags[:, :-1] * self.num_tags + tags[:, 1:]]  # (B, T-1)

@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-transformers4 test-all demo demo-distill bench bench-distill bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models teachers lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 bench-peers test-cluster bench-cluster bench-robustness bench-gpu bench-encoder-speed
+.PHONY: install test test-transformers4 test-all demo demo-distill bench bench-distill bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models teachers lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 bench-peers test-cluster bench-cluster bench-robustness bench-gpu bench-encoder-speed bench-encoder-exports
 
 install: $(STAMP)
 
@@ -210,6 +210,17 @@ bench-int8: install
 # and after; the encoder's physical limit; predict's start time with the export.
 bench-encoder-speed: install
 	$(PY) benchmarks/encoder_speed.py --threads 2
+
+# The ONNX float32 and int8 exports of the encoder models against their torch form on their
+# corpora's test files (benchmarks/encoder_exports.py): sentences tagged as torch tags them and
+# each form's F1; every model that is there (`make teachers`, the encoder rows of
+# bench-your-data). Minutes each on 2 cores.
+ENCODER_MODELS = conll03:$(TEACHERS)/conll03-encoder:$(CONLL)/eng.testb \
+	btc:runs/your_data/btc/encoder:$(CORPORA)/btc/test.conll \
+	bc5cdr:runs/your_data/bc5cdr/encoder:$(CORPORA)/bc5cdr/test.tsv
+bench-encoder-exports: install
+	$(PY) benchmarks/encoder_exports.py $(RECORD_FLAG) $$(for m in $(ENCODER_MODELS); do \
+		set -- $$(echo $$m | tr : ' '); [ -f $$2/model.pt ] && echo "$$1=$$2=$$3"; done)
 
 # crftag serve's requests/s, tokens/s, latency and RSS under 1-32 loopback clients, against predict (~2 min on 2 cores).
 bench-serve: install

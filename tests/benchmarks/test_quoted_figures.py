@@ -264,7 +264,17 @@ QUOTATIONS = [
         ("docs/results.md", "your_data", functools.partial(_encoder_row, corpus=c, name=n))
         for c, n in ENCODER_RECORDED
     ),
+    ("docs/transformer.md", "encoder_exports", lambda results: _export_row(results["conll03"])),
 ]
+
+
+def _export_row(entry: dict) -> str:
+    """'91.80 / 91.80 / 91.71 | 3,453 / 3,413 | 115.7 / 115.2 / 83.6 |' of encoder_exports.json."""
+    forms = [entry["forms"][form] for form in ("torch", "onnx float32", "onnx int8")]
+    scores = " / ".join(f"{form['score']:.2f}" for form in forms)
+    same = " / ".join(f"{form['sentences_as_torch']:,}" for form in forms[1:])
+    sizes = " / ".join(f"{form['file_mb']:.1f}" for form in forms)
+    return f"{scores} | {same} | {sizes} |"
 
 
 def _document(name: str) -> str:

@@ -221,20 +221,6 @@ def arguments() -> argparse.Namespace:
     return args
 
 
-def save(corpus: str, entry: dict, args) -> None:
-    """``entry`` as the corpus's in distill.json (benchmarks/output.py says which file, unless
-    ``--json``); the other corpora's entries are kept."""
-    path = args.json or output.result_path("distill.json", args.record)
-    previous = args.json or output.previous_path("distill.json", args.record)
-    results = {}
-    if os.path.exists(previous):
-        with open(previous, encoding="utf-8") as handle:
-            results = json.load(handle)
-    results[corpus] = entry
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(results, indent=2) + "\n")
-
-
 def main() -> None:
     args = arguments()
     out_dir = os.path.join(args.out, args.corpus)
@@ -296,7 +282,7 @@ def main() -> None:
         },
         "speed": done["speed"],
     }
-    save(args.corpus, entry, args)
+    output.merge_entries("distill.json", {args.corpus: entry}, args.record, args.json)
     print(json.dumps(entry, indent=2))
 
 

@@ -84,18 +84,6 @@ def verdict(entry: dict) -> dict:
     }
 
 
-def save(entries: dict, args) -> None:
-    path = args.json or output.result_path("encoder_exports.json", args.record)
-    previous = args.json or output.previous_path("encoder_exports.json", args.record)
-    results = {}
-    if os.path.exists(previous):
-        with open(previous, encoding="utf-8") as handle:
-            results = json.load(handle)
-    results |= entries
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(json.dumps(results, indent=2) + "\n")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="+", metavar="NAME=MODEL=TEST_FILE")
@@ -117,7 +105,7 @@ def main() -> None:
         }
         entries[name] = entry
         print(json.dumps({name: entry}), flush=True)
-    save(entries, args)
+    output.merge_entries("encoder_exports.json", entries, args.record, args.json)
 
 
 if __name__ == "__main__":

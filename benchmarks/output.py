@@ -20,6 +20,7 @@ own command line (``--json PATH``) still wins over both.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -55,3 +56,19 @@ def previous_path(name: str, record: bool) -> str:
     exists, else the committed one (so an unrecorded run starts from the recorded rows)."""
     path = os.path.join(RESULTS if record else SCRATCH, name)
     return path if os.path.exists(path) else os.path.join(RESULTS, name)
+
+
+def merge_entries(name: str, entries: dict, record: bool, json_path: str | None = None) -> str:
+    """``entries`` written into the results file ``name`` over the entries it already holds
+    (``previous_path``'s), the others kept; ``json_path`` (a script's ``--json``) wins over both
+    places. Returns the path written."""
+    path = json_path or result_path(name, record)
+    previous = json_path or previous_path(name, record)
+    results = {}
+    if os.path.exists(previous):
+        with open(previous, encoding="utf-8") as handle:
+            results = json.load(handle)
+    results |= entries
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(results, indent=2) + "\n")
+    return path

@@ -101,13 +101,16 @@ def sentence_lines(path: str) -> list[str]:
 
 def source_lines(path: str, reader: str) -> list[str]:
     """The lines of a source file: its sentences' tokens joined by spaces for ``columns`` and
-    ``reuters``, else (``lines``) its non-blank lines, stripped."""
+    ``reuters``, else (``lines``) its non-blank lines, stripped, without U+FEFF: TweetEval's
+    emotion test file has one at the start of a line in its middle (a file joined with cat), an
+    invisible character that crftag's line reader refuses where it cannot be a byte-order mark."""
     if reader == "columns":
         return sentence_lines(path)
     if reader == "reuters":
         return reuters_lines(path)
     with open(path, encoding="utf-8") as handle:
-        return [line.strip() for line in handle if line.strip()]
+        lines = (line.replace("\ufeff", "").strip() for line in handle)
+        return [line for line in lines if line]
 
 
 def reuters_lines(path: str) -> list[str]:

@@ -80,3 +80,11 @@ def test_reuters_lines_are_removed_by_their_text_without_white_space(char_lm_tex
     kept, repeats, removed = char_lm_text.pretraining_text([str(sgml)], [test], reader="reuters")
     assert "SHORT ITEM" not in kept and len(kept) == 4
     assert (repeats, removed) == (0, 1)
+
+
+def test_a_byte_order_mark_inside_a_file_is_dropped_from_its_line(char_lm_text, tmp_path):
+    tweets = tmp_path / "tweets.txt"
+    tweets.write_text("first tweet\n\ufeffsecond tweet\n\ufeff\n", encoding="utf-8")
+    kept, repeats, removed = char_lm_text.pretraining_text([str(tweets)], [], reader="lines")
+    assert kept == ["first tweet", "second tweet"]
+    assert (repeats, removed) == (0, 0)

@@ -16,7 +16,7 @@ from tests.conftest import SAMPLE_CONFIG, TINY_SETTINGS  # noqa: E402
 from tests.nn.tiny_bert import save_tiny_bert  # noqa: E402
 
 OVERRIDES = [f"{key}={value}" for key, value in TINY_SETTINGS.items()]
-SENTENCES = 24
+SENTENCES = 8  # one chunk of each part, as 24 were: the same paths, a third of the calls
 
 
 @pytest.fixture(scope="module")

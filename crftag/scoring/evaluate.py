@@ -1,16 +1,16 @@
 """Scoring predicted tags against gold tags, and a tagger on labelled sentences.
 
-Entity-level precision, recall and F1 come from seqeval in its default mode, which counts chunks as
-the CoNLL conlleval script does. Gold and predicted tags are both rewritten in IOB2 first, so files
-in IOB1 (the original CoNLL-2003 release) or BIOES score exactly as conlleval scores them. Token
-accuracy is reported for every task and is the figure for part-of-speech tagging.
+Entity-level precision, recall and F1 are seqeval's, in its default mode, which counts chunks as the
+CoNLL conlleval script does; crftag computes them itself (importing seqeval imports scikit-learn
+and SciPy, seconds at every start), and a test checks them against seqeval's report. Gold and
+predicted tags are both rewritten in IOB2 first, so files in IOB1 (the original CoNLL-2003
+release) or BIOES score exactly as conlleval scores them. Token accuracy is reported for every
+task and is the figure for part-of-speech tagging.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -156,34 +156,61 @@ def score(
 
 
 def _entity_scores(gold: list[list[str]], predicted: list[list[str]]) -> dict:
-    from seqeval.metrics import classification_report
+    """Entity precision, recall, F1 and support per type and micro, macro and support-weighted
+    averages, of IOB2 tag lists: exactly seqeval's ``classification_report(gold, predicted,
+    output_dict=True, zero_division=0)`` in its default mode (a score whose denominator is 0 is
+    0; the macro average of no types is undefined, None), which
+    ``tests/scoring/test_entity_scores_reference.py`` checks against seqeval.
 
-    with warnings.catch_warnings():  # the macro average of no types: NaN, reported as n/a
-        warnings.simplefilter("ignore", RuntimeWarning)
-        report = classification_report(gold, predicted, output_dict=True, zero_division=0)
-    averages = {"micro avg": "micro", "macro avg": "macro", "weighted avg": "weighted"}
-    entities = {}
-    for label, values in report.items():
-        if label in averages:
-            key = averages[label]
-        elif label in averages.values():  # a type named like an average must not be lost
-            key = f"type:{label}"
-        else:
-            key = label
-        entities[key] = {
-            "precision": _defined(values["precision"]),
-            "recall": _defined(values["recall"]),
-            "f1": _defined(values["f1-score"]),
-            "support": int(values["support"]),
-        }
+    A chunk is a span of :func:`to_spans` in its sentence: on IOB2 (every I-X continues a B-X or
+    I-X), that is a B-X and the I-X after it, as seqeval's chunks are.
+    """
+    counts: dict[str, list[int]] = {}  # type -> [correct, predicted, gold]
+    for gold_tags, predicted_tags in zip(gold, predicted, strict=True):
+        gold_spans = set(to_spans(gold_tags))
+        predicted_spans = set(to_spans(predicted_tags))
+        for span in gold_spans:
+            counts.setdefault(span.label, [0, 0, 0])[2] += 1
+        for span in predicted_spans:
+            counts.setdefault(span.label, [0, 0, 0])[1] += 1
+            counts[span.label][0] += span in gold_spans
+    labels = sorted(counts)
+    rows = [_prf(*counts[label]) for label in labels]
+    # a type named like an average must not be lost
+    averages = ("micro", "macro", "weighted")
+    entities = {
+        f"type:{label}" if label in averages else label: row
+        for label, row in zip(labels, rows, strict=True)
+    }
+    totals = [sum(column[i] for column in counts.values()) for i in range(3)]
+    entities["micro"] = _prf(*totals)
+    entities["macro"] = _average(rows, [1] * len(rows), none_weighed=None)
+    entities["weighted"] = _average(rows, [row["support"] for row in rows], none_weighed=0.0)
     return entities
 
 
-def _defined(value) -> float | None:
-    """A score as a float, or None where it is undefined (seqeval's macro average over no
-    entity types is NaN): JSON has no NaN, and a table says why instead."""
-    value = float(value)
-    return value if math.isfinite(value) else None
+def _prf(correct: int, predicted: int, gold: int) -> dict:
+    """Precision, recall, F1 (0 where undefined, as seqeval's ``zero_division=0``), support."""
+    precision = correct / predicted if predicted else 0.0
+    recall = correct / gold if gold else 0.0
+    # seqeval's order of operations, so the figures agree to the last bit
+    f1 = 2.0 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": precision, "recall": recall, "f1": f1, "support": gold}
+
+
+def _average(rows: list[dict], weights: list[int], *, none_weighed: float | None) -> dict:
+    """The ``weights``-weighted mean of the rows' precision, recall and F1, or ``none_weighed``
+    when the weights sum to 0, as seqeval averages: the macro average of no types is NaN there
+    (None here: JSON has no NaN, and a table says why instead), the support-weighted average
+    of no gold spans 0."""
+    total = sum(weights)
+    means = {
+        key: sum(row[key] * weight for row, weight in zip(rows, weights, strict=True)) / total
+        if total
+        else none_weighed
+        for key in ("precision", "recall", "f1")
+    }
+    return {**means, "support": sum(row["support"] for row in rows)}
 
 
 UNDEFINED_NOTE = "n/a: undefined, as there are no entity types in the gold or predicted tags"

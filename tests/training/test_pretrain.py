@@ -12,7 +12,6 @@ import pytest
 import torch
 from diverging import diverge_in_epoch
 
-from crftag import cli
 from crftag.errors import TrainingInterrupted
 from crftag.modelfiles.char_lm_files import load_char_lm
 from crftag.training.pretrain import PretrainSettings, pretrain
@@ -112,9 +111,8 @@ def test_time_budget_stops_training_and_still_writes_the_models(tmp_path, text_f
 
 def test_interrupted_and_resumed_pretraining_equals_uninterrupted(tmp_path, text_file):
     options = ["--epochs", "3", "--batch-size", "2", *TINY[:4], *TINY[6:]]
-    # The uninterrupted run and the resume in this process: only the broken run needs one of
-    # its own, to take the signal.
-    assert cli.run(["pretrain", text_file, "-o", str(tmp_path / "straight"), *options]) == 0
+    straight = crftag("pretrain", text_file, "-o", str(tmp_path / "straight"), *options)
+    assert straight.wait(timeout=300) == 0, straight.stderr.read()
 
     broken = tmp_path / "broken"
     process = crftag("pretrain", text_file, "-o", str(broken), *options)
@@ -126,7 +124,8 @@ def test_interrupted_and_resumed_pretraining_equals_uninterrupted(tmp_path, text
     assert "Traceback" not in message and f"crftag pretrain --resume {broken}" in message
     assert (broken / "resume.pt").exists() and not (broken / "char_lm.pt").exists()
 
-    assert cli.run(["pretrain", "--resume", str(broken), "--device", "cpu", "--quiet"]) == 0
+    resumed = crftag("pretrain", "--resume", str(broken), "--device", "cpu", "--quiet")
+    assert resumed.wait(timeout=300) == 0, resumed.stderr.read()
     expected = load_char_lm(str(tmp_path / "straight"))
     got = load_char_lm(str(broken))
     assert got.perplexity == expected.perplexity
@@ -172,6 +171,8 @@ def test_resume_without_state_is_one_line(tmp_path, invoke):
 
 @pytest.fixture(scope="module")
 def char_lm_dir(tmp_path_factory, text_file):
+    from crftag import cli
+
     directory = tmp_path_factory.mktemp("lm") / "lm"
     assert cli.run(["pretrain", text_file, "-o", str(directory), "--epochs", "1", *TINY]) == 0
     return directory

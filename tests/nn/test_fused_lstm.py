@@ -163,24 +163,26 @@ def test_dropout_gradient_is_nn_dropouts():
     assert torch.equal(inputs.grad, expected)
 
 
-def test_training_with_torchs_own_dropout_is_the_same_to_the_bit(train_tiny, monkeypatch):
+# The runs of the two tests below: one of them (the default, fast path) serves both.
+CHAR_LSTM = dict(model__char_encoder="lstm", model__char_size=8, train__epochs=2, train__seed=3)
+
+
+def test_training_with_torchs_own_dropout_is_the_same_to_the_bit(tiny_run, train_tiny, monkeypatch):
     """The default path's epochs with ``F.dropout`` in place of crftag's draws: the same
     losses and dev scores exactly, not up to rounding."""
     from crftag.nn import encoders
 
-    settings = dict(model__char_encoder="lstm", model__char_size=8, train__epochs=2, train__seed=4)
-    _, ours = train_tiny(**settings)
+    _, ours = tiny_run(train__fast_encoder=True, **CHAR_LSTM)
     monkeypatch.setattr(encoders, "dropout", torch.nn.functional.dropout)
-    _, torchs = train_tiny(**settings)
+    _, torchs = train_tiny(train__fast_encoder=True, **CHAR_LSTM)
     assert [(e.loss, e.dev_score) for e in ours] == [(e.loss, e.dev_score) for e in torchs]
 
 
-def test_the_fast_encoder_trains_along_the_default_path(train_tiny):
+def test_the_fast_encoder_trains_along_the_default_path(tiny_run):
     """``train.fast_encoder`` computes the same functions up to float summation order and
     draws the same random numbers (dropout masks, word dropout, shuffling), so one seed's
     epochs give the same losses and dev scores on either path, up to float rounding."""
-    settings = dict(model__char_encoder="lstm", model__char_size=8, train__epochs=2, train__seed=3)
-    _, default = train_tiny(train__fast_encoder=False, **settings)
-    _, fast = train_tiny(train__fast_encoder=True, **settings)
+    _, default = tiny_run(train__fast_encoder=False, **CHAR_LSTM)
+    _, fast = tiny_run(train__fast_encoder=True, **CHAR_LSTM)
     assert [e.loss for e in fast] == pytest.approx([e.loss for e in default], rel=1e-4)
     assert [e.dev_score for e in fast] == pytest.approx([e.dev_score for e in default], abs=2e-3)

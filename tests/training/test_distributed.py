@@ -9,12 +9,14 @@ import pytest
 import torch
 
 from crftag import cli
+from tests.conftest import SAMPLE_CONFIG, _tiny_settings
+from tests.training.test_loop import _tiny_training_set
 
 TORCHRUN = os.path.join(os.path.dirname(sys.executable), "torchrun")
 
 
 @pytest.mark.skipif(not os.path.exists(TORCHRUN), reason="torchrun is not installed beside python")
-def test_two_process_training_matches_one_process(tmp_path):
+def test_two_process_training_matches_one_process(tmp_path, invoke):
     single, double = tmp_path / "single", tmp_path / "double"
     common = ["configs/sample.yaml", "--device", "cpu", "-q", "--seed", "5"]
     assert cli.run(["train", *common, "-o", str(single)]) == 0
@@ -47,64 +49,65 @@ def test_two_process_training_matches_one_process(tmp_path):
     # by up to 0.044 over seeds 1-5 (both ways round). Both must have learned; that each step
     # is the exact average is checked by test_each_step_averages_the_ranks_gradients.
     assert one["dev"] > 0.7 and two["dev"] > 0.7, (one["dev"], two["dev"])
-    loaded = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "crftag",
-            "eval",
-            "data/ner_sample.dev.conll",
-            "-m",
-            str(double),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    loaded = invoke(["eval", "data/ner_sample.dev.conll", "-m", str(double), "--json"])
+    assert loaded.status == 0, loaded.stderr
     assert abs(json.loads(loaded.stdout)["entities"]["micro"]["f1"] - two["dev"]) < 1e-9
 
 
-# One rank of a two-process group: the tiny model (dropout off, so both ranks compute what one
-# process computes), DistributedDataParallel over gloo, the loss of this rank's half of the
-# batch; rank 0 saves the synchronised gradients.
+def rank_model_and_batch(rank):
+    """The tiny model (dropout off, so both ranks compute what one process computes, on the
+    hand-written backward pass) and rank ``rank``'s half of the batch: its four sentences."""
+    from crftag.config.sections import load_config
+    from crftag.data.batching import build_batch
+    from crftag.nn.encoders import use_fast_training
+    from crftag.nn.taggers import build_model
+
+    config = load_config(SAMPLE_CONFIG, _tiny_settings({"model.dropout": 0.0}))
+    training = _tiny_training_set(config)
+    torch.manual_seed(0)
+    model = build_model(config, training.vocabularies, training.train_scheme)
+    use_fast_training(model, True)
+    rows = range(4 * rank, 4 * rank + 4)
+    batch = build_batch(
+        [training.sentences[i].tokens for i in rows],
+        training.vocabularies,
+        encoded=[training.encoded[i] for i in rows],
+    )
+    return model, batch
+
+
+# One rank of a two-process group: rank_model_and_batch's model under DistributedDataParallel
+# over gloo, the loss of this rank's half of the batch; rank 0 saves the synchronised gradients.
 _RANK_SCRIPT = """
 import sys
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
-sys.path[:0] = ["tests", "tests/training"]
-from conftest import SAMPLE_CONFIG, _tiny_settings
-from test_loop import _tiny_training_set
-from crftag.nn.taggers import build_model
-from crftag.config.sections import load_config
-from crftag.data.batching import build_batch
-from crftag.nn.encoders import use_fast_training
+sys.path[:0] = ["."]
+from tests.training.test_distributed import rank_model_and_batch
 
 rank, store, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 torch.set_num_threads(1)
-config = load_config(SAMPLE_CONFIG, _tiny_settings({"model.dropout": 0.0}))
-training = _tiny_training_set(config)
-torch.manual_seed(0)
-model = build_model(config, training.vocabularies, training.train_scheme)
-use_fast_training(model, True)  # the hand-written backward pass under DDP's hooks
-rows = range(4 * rank, 4 * rank + 4)
-batch = build_batch([training.sentences[i].tokens for i in rows], training.vocabularies,
-                    encoded=[training.encoded[i] for i in rows])
-if len(sys.argv) > 4:  # one process, this half alone
-    model.loss(batch).backward()
-else:
-    dist.init_process_group("gloo", init_method="file://" + store, rank=rank, world_size=2)
-    network = DistributedDataParallel(model, broadcast_buffers=False)
-    network(batch).backward()
-    # Both ranks past their last collective, and DDP's reducer (which holds the group) gone,
-    # before the group is torn down: otherwise a rank may exit while gloo's threads still
-    # run, which aborts it ("terminate called without an active exception").
-    dist.barrier()
-    del network
-    dist.destroy_process_group()
+model, batch = rank_model_and_batch(rank)
+dist.init_process_group("gloo", init_method="file://" + store, rank=rank, world_size=2)
+network = DistributedDataParallel(model, broadcast_buffers=False)
+network(batch).backward()
+# Both ranks past their last collective, and DDP's reducer (which holds the group) gone,
+# before the group is torn down: otherwise a rank may exit while gloo's threads still
+# run, which aborts it ("terminate called without an active exception").
+dist.barrier()
+del network
+dist.destroy_process_group()
 torch.save({n: p.grad for n, p in model.named_parameters() if p.grad is not None}, out)
 """
+
+
+def half_gradients(rank):
+    """The gradients of rank ``rank``'s half of the batch alone, computed in this process (no
+    group, so no process of its own is needed)."""
+    model, batch = rank_model_and_batch(rank)
+    model.loss(batch).backward()
+    return {n: p.grad for n, p in model.named_parameters() if p.grad is not None}
 
 
 def test_each_step_averages_the_ranks_gradients(tmp_path):
@@ -115,17 +118,16 @@ def test_each_step_averages_the_ranks_gradients(tmp_path):
     script.write_text(_RANK_SCRIPT)
     store = tmp_path / "store"
 
-    def start(rank, *extra):
-        out = tmp_path / f"{rank}{''.join(extra)}.pt"
-        command = [sys.executable, str(script), str(rank), str(store), str(out), *extra]
+    def start(rank):
+        out = tmp_path / f"{rank}.pt"
+        command = [sys.executable, str(script), str(rank), str(store), str(out)]
         return subprocess.Popen(command, stderr=subprocess.PIPE, text=True), out
 
     ranks = [start(0), start(1)]
-    alone = [start(0, "alone"), start(1, "alone")]
-    for process, _ in ranks + alone:
+    halves = [half_gradients(0), half_gradients(1)]  # while the ranks start
+    for process, _ in ranks:
         assert process.wait(timeout=120) == 0, process.stderr.read()[-3000:]
     synced = torch.load(ranks[0][1])
-    halves = [torch.load(out) for _, out in alone]
     assert synced.keys() == halves[0].keys() and any("lstm" in name for name in synced)
     for name, gradient in synced.items():
         mean = (halves[0][name] + halves[1][name]) / 2

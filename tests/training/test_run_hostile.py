@@ -22,9 +22,10 @@ from crftag.modelfiles.checkpoint import load_model
 from crftag.training import run as training_run
 from crftag.training.state import data_fingerprint
 
-# Small batches, no dev file: many steps an epoch, and every epoch's model is saved as best,
-# so model.pt is written before resume.pt at the end of each epoch.
-SETTINGS = {"train__epochs": 2, "train__batch_size": 4, "data__dev": None}
+# Small batches, no dev file: many steps an epoch (125, seconds even on a fast machine), and
+# every epoch's model is saved as best, so model.pt is written before resume.pt at the end of
+# each epoch.
+SETTINGS = {"train__epochs": 2, "train__batch_size": 8, "data__dev": None}
 LOCK_MESSAGE = (
     "another crftag train is running in this run directory; wait for it to end, or give another -o"
 )
@@ -95,7 +96,8 @@ def test_a_second_run_or_resume_in_a_directory_in_use_fails_at_once(
     from crftag.training import rundir
 
     directory = tmp_path / "run"
-    options = tiny_args(**{**SETTINGS, "train__epochs": 50})
+    # Short epochs: the first one's end (and resume.pt) comes soon, the 50th never.
+    options = tiny_args(**{**SETTINGS, "train__epochs": 50, "train__batch_size": 32})
     first = crftag("train", "configs/sample.yaml", "-o", str(directory), *options)
     asked = []
     flock = rundir.fcntl.flock
@@ -220,7 +222,7 @@ DAMAGE = {
     ),
     "step beyond the end": (
         _set_run_state("step", 10**6),
-        "run_state.step 1000000 is beyond the epoch's 250 batches",
+        "run_state.step 1000000 is beyond the epoch's 125 batches",
     ),
     "NaN loss": (
         _set_run_state("epoch_loss", float("nan")),

@@ -48,19 +48,17 @@ def test_a_run_with_sorted_documents_resumes_to_the_uninterrupted_model(tmp_path
     import json
     import signal
 
-    from tests.training.test_resume import SMALL_BATCHES, crftag, wait_for_line
+    from tests.training.test_resume import SMALL_BATCHES, crftag, train_in_process, wait_for_line
 
     options = tiny_args(**SMALL_BATCHES, model__document_context=True, train__sort_documents=True)
     straight = tmp_path / "straight"
-    done = crftag("train", "configs/sample.yaml", "-o", str(straight), *options)
-    assert done.wait(timeout=300) == 0, done.stderr.read()
+    train_in_process("configs/sample.yaml", "-o", str(straight), *options)
     broken = tmp_path / "broken"
     process = crftag("train", "configs/sample.yaml", "-o", str(broken), *options)
     wait_for_line(process, "epoch   1")
     process.send_signal(signal.SIGTERM)  # lands somewhere in epoch 2
     assert process.wait(timeout=120) == 128 + signal.SIGTERM
-    resumed = crftag("train", "--resume", str(broken), "--device", "cpu", "--quiet")
-    assert resumed.wait(timeout=300) == 0, resumed.stderr.read()
+    train_in_process("--resume", str(broken), "--device", "cpu", "--quiet")
     expected = json.loads((straight / "metrics.json").read_text())
     got = json.loads((broken / "metrics.json").read_text())
     assert [epoch["dev_score"] for epoch in got["history"]] == [

@@ -84,29 +84,30 @@ def test_jobs_with_files_and_stdin_give_one_process_records_in_order(
     invoke, sample_model, tmp_path
 ):
     first, last = tmp_path / "b.txt", tmp_path / "c.txt"
-    first.write_text("".join(f"Anna Smith visited Berlin {i} .\n" for i in range(69)), "utf-8")
-    last.write_text("".join(f"Maria met Paul in Rome {i} .\n" for i in range(40)), "utf-8")
-    stdin = "".join(f"Peter lives in Paris {i} .\n" if i % 7 else "\n" for i in range(130))
+    first.write_text("".join(f"Anna Smith visited Berlin {i} .\n" for i in range(7)), "utf-8")
+    last.write_text("".join(f"Maria met Paul in Rome {i} .\n" for i in range(6)), "utf-8")
+    stdin = "".join(f"Peter lives in Paris {i} .\n" if i % 7 else "\n" for i in range(14))
     stdin = stdin.encode("utf-8")
     # A file, stdin, a file: one pool of workers crosses both kinds of boundary, file to stdin
-    # and stdin to file, each inside a batch of 8 (69 = 8 * 8 + 5, 69 + 130 = 24 * 8 + 7). Stdin
-    # alone is test_jobs_input_error_... and test_jobs_stream_...'s input; a crftag process
-    # reading its stdin from a pipe in each order is tests/test_hostile_streams.py's
-    # test_parallel_jobs_with_stdin_...
+    # and stdin to file, each inside a batch of 4 (7 = 4 + 3, 7 + 14 = 5 * 4 + 1), and its 7
+    # batches are more than the 4 it keeps in flight. Stdin alone is test_jobs_input_error_...
+    # and test_jobs_stream_...'s input; a crftag process reading its stdin from a pipe in each
+    # order is tests/test_hostile_streams.py's test_parallel_jobs_with_stdin_...
     inputs = [str(first), "-", str(last)]
-    args = ["predict", "-m", str(sample_model), "--format", "jsonl", "--batch-size", "8"]
+    args = ["predict", "-m", str(sample_model), "--format", "jsonl", "--batch-size", "4"]
     one = invoke([*args, *inputs], stdin=stdin)
     jobs = invoke([*args, "--jobs", "2", *inputs], stdin=stdin)
     assert one.status == 0 and jobs.status == 0, jobs.stderr
     assert jobs.stdout == one.stdout
     records = [json.loads(line) for line in jobs.stdout.splitlines()]
-    assert len(records) == 69 + 130 + 40
-    assert [records[i]["tokens"][0] for i in (68, 70, 198, 199)] == [
-        "Anna",
-        "Peter",
-        "Peter",
-        "Maria",
+    assert len(records) == 7 + 14 + 6
+    assert [records[i]["tokens"][:2] for i in (6, 8, 20, 21)] == [
+        ["Anna", "Smith"],
+        ["Peter", "lives"],
+        ["Peter", "lives"],
+        ["Maria", "met"],
     ]
+    assert records[7]["tokens"] == [] and records[20]["tokens"][-2] == "13"
 
 
 def test_jobs_stream_answers_while_stdin_stays_open(sample_model):

@@ -179,7 +179,9 @@ def test_predict_gives_one_record_per_line_for_any_text(invoke, sample_model, li
 
 def test_long_sentences_and_a_1mb_line_are_tagged_whole(invoke, sample_model):
     long_sentence = " ".join(["Anna", "lives", "in", "Oslo", "."] * 1000)  # 5,000 tokens
-    huge_line = " ".join(["Berlin"] * 170_000)  # about 1.2 MB
+    # About 1.2 MB in 12,000 tokens of 96 characters: the character encoder reads at most
+    # model.max_word_chars of each, so the bytes cost little; the tokens are cut in 12 pieces.
+    huge_line = " ".join(["Berlin" * 16] * 12_000)
     huge_word = "x" * 1_000_000  # one 1 MB token
     stdin = f"{long_sentence}\nshort one\n{huge_line}\n{huge_word}\n"
     result = invoke(
@@ -188,7 +190,8 @@ def test_long_sentences_and_a_1mb_line_are_tagged_whole(invoke, sample_model):
     )
     assert result.status == 0
     records = [json.loads(line) for line in result.stdout.splitlines()]
-    assert [len(r["tokens"]) for r in records] == [5000, 2, 170_000, 1]
+    assert [len(r["tokens"]) for r in records] == [5000, 2, 12_000, 1]
+    assert records[2]["tokens"] == huge_line.split()
     assert records[0]["tokens"] == long_sentence.split()
     assert records[3]["tokens"] == [huge_word]
     assert all(len(r["tags"]) == len(r["tokens"]) for r in records)

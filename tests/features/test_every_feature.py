@@ -17,7 +17,7 @@ EVERY_FEATURE = {
     "model__casing_dim": 4,
     "model__lexicons": LEXICONS,
     "model__document_context": True,
-    "train__epochs": 2,
+    "train__epochs": 1,  # enough for tags that vary (checked), which is all a comparison needs
 }
 
 
@@ -115,3 +115,4 @@ def test_torch_numpy_and_onnx_give_the_same_tags_with_every_feature_onnx_takes(
     expected = tagger.tag(sentences, 16, documents)
     assert ArrayTagger.load(str(numpy_path)).tag(sentences, 16, documents) == expected
     assert OnnxTagger.load(str(onnx_path)).tag(sentences, 16, documents) == expected
+    assert len({tag for row in expected for tag in row}) > 1  # a trained model, not a constant

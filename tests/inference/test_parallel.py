@@ -40,7 +40,7 @@ def test_workers_read_stdin_and_merge_to_the_bytes_of_one_process(
     stdin = io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8")
     monkeypatch.setattr(sys, "stdin", stdin)
     merged = io.StringIO()
-    assert predict_in_processes(3, ["-"], options, merged) == len(lines)
+    assert predict_in_processes(2, ["-"], options, merged) == len(lines)
     assert merged.getvalue() == one.getvalue()
 
 
@@ -80,31 +80,34 @@ def test_jobs_and_shard_do_not_combine(invoke, sample_model):
     )
 
 
-def crftag_predict(model, *args, stdin):
-    return subprocess.run(
-        [sys.executable, "-m", "crftag", "predict", "-m", str(model), *args],
-        input=stdin,
-        capture_output=True,
-        timeout=300,
-    )
-
-
 def test_jobs_with_files_and_stdin_give_one_process_records_in_order(
     invoke, sample_model, tmp_path
 ):
-    first = tmp_path / "b.txt"
-    first.write_text("".join(f"Anna Smith visited Berlin {i} .\n" for i in range(70)), "utf-8")
-    stdin = "".join(f"Peter lives in Paris {i} .\n" if i % 7 else "\n" for i in range(130))
+    first, last = tmp_path / "b.txt", tmp_path / "c.txt"
+    first.write_text("".join(f"Anna Smith visited Berlin {i} .\n" for i in range(7)), "utf-8")
+    last.write_text("".join(f"Maria met Paul in Rome {i} .\n" for i in range(6)), "utf-8")
+    stdin = "".join(f"Peter lives in Paris {i} .\n" if i % 7 else "\n" for i in range(14))
     stdin = stdin.encode("utf-8")
-    # In this process, the workers in their own: a crftag process reading its stdin from a
-    # pipe is tests/test_hostile_streams.py's test_parallel_jobs_with_stdin_... (same orders).
-    for inputs in (["-"], [str(first), "-"], ["-", str(first)]):
-        args = ["predict", "-m", str(sample_model), "--format", "jsonl", "--batch-size", "8"]
-        one = invoke([*args, *inputs], stdin=stdin)
-        jobs = invoke([*args, "--jobs", "2", *inputs], stdin=stdin)
-        assert one.status == 0 and jobs.status == 0, jobs.stderr
-        assert jobs.stdout == one.stdout
-        assert len(jobs.stdout.splitlines()) == 130 + 70 * (str(first) in inputs)
+    # A file, stdin, a file: one pool of workers crosses both kinds of boundary, file to stdin
+    # and stdin to file, each inside a batch of 4 (7 = 4 + 3, 7 + 14 = 5 * 4 + 1), and its 7
+    # batches are more than the 4 it keeps in flight. Stdin alone is test_jobs_input_error_...
+    # and test_jobs_stream_...'s input; a crftag process reading its stdin from a pipe in each
+    # order is tests/test_hostile_streams.py's test_parallel_jobs_with_stdin_...
+    inputs = [str(first), "-", str(last)]
+    args = ["predict", "-m", str(sample_model), "--format", "jsonl", "--batch-size", "4"]
+    one = invoke([*args, *inputs], stdin=stdin)
+    jobs = invoke([*args, "--jobs", "2", *inputs], stdin=stdin)
+    assert one.status == 0 and jobs.status == 0, jobs.stderr
+    assert jobs.stdout == one.stdout
+    records = [json.loads(line) for line in jobs.stdout.splitlines()]
+    assert len(records) == 7 + 14 + 6
+    assert [records[i]["tokens"][:2] for i in (6, 8, 20, 21)] == [
+        ["Anna", "Smith"],
+        ["Peter", "lives"],
+        ["Peter", "lives"],
+        ["Maria", "met"],
+    ]
+    assert records[7]["tokens"] == [] and records[20]["tokens"][-2] == "13"
 
 
 def test_jobs_stream_answers_while_stdin_stays_open(sample_model):
@@ -134,8 +137,8 @@ def test_jobs_stream_answers_while_stdin_stays_open(sample_model):
 def test_jobs_input_error_names_stdin_after_the_records_before_it(invoke, sample_model):
     stdin = b"Anna sings .\n" * 20 + b"caf\xe9\n" + b"Peter sings .\n"
     one = invoke(["predict", "-m", str(sample_model), "--batch-size", "4"], stdin=stdin)
-    jobs = crftag_predict(sample_model, "--jobs", "2", "--batch-size", "4", stdin=stdin)
-    assert jobs.returncode == one.status == 2
-    assert jobs.stdout.decode("utf-8") == one.stdout and one.stdout.count("\n\n") == 20
-    assert jobs.stderr.decode("utf-8") == one.stderr
-    assert jobs.stderr.decode("utf-8").startswith("crftag: error: <stdin>:21: not valid UTF-8")
+    jobs = invoke(["predict", "-m", str(sample_model), "--jobs", "2", "--batch-size", "4"], stdin)
+    assert jobs.status == one.status == 2
+    assert jobs.stdout == one.stdout and one.stdout.count("\n\n") == 20
+    assert jobs.stderr == one.stderr
+    assert jobs.stderr.startswith("crftag: error: <stdin>:21: not valid UTF-8")

@@ -14,6 +14,7 @@ import torch
 
 from crftag.errors import CrftagError
 from crftag.modelfiles.checkpoint import load_model, model_payload
+from crftag.modelfiles.checkpoint_schema import MAX_ITEMS
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +74,7 @@ CASES = {
     "nan dropout": (["config", "model", "dropout"], math.nan, "dropout"),
     "deep nesting": (["config", "model", "bomb"], nested(60), "nested more than"),
     "shared nesting": (["metrics", "bomb"], shared(12, 8), "larger than"),
-    "huge list": (["metrics", "history"], [0] * 3_000_000, "larger than"),
+    "huge list": (["metrics", "history"], [0] * (MAX_ITEMS + 1), "larger than"),
     # Lists of strings are counted at once (vocabularies): the same limits hold.
     "long strings": (["metrics", "history"], ["x" * 1000] * 2500, "larger than"),
     "strings one level too deep": (["metrics", "bomb"], wrapped(["a", "b"], 15), "nested more"),

@@ -84,7 +84,7 @@ def test_pieces_and_min_confidence_match(trained_tiny, tmp_path):
 
 def test_a_tag_model_matches(train_tiny, tmp_path):
     tagger, _ = train_tiny(
-        train__epochs=2,
+        train__epochs=1,  # enough for tags that vary (checked), which is all a comparison needs
         data__train=os.path.abspath("data/ewt_sample.train.conllu"),
         data__dev=os.path.abspath("data/ewt_sample.dev.conllu"),
         data__tag_scheme="none",
@@ -95,6 +95,7 @@ def test_a_tag_model_matches(train_tiny, tmp_path):
     expected = [p.to_dict() for p in tagger.predict(sentences, probs="all", nbest=3)]
     actual = [p.to_dict() for p in runtime.predict(sentences, probs="all", nbest=3)]
     assert_close(expected, actual, "predictions")
+    assert len({tag for p in expected for tag in p["tags"]}) > 1  # trained, not a constant
 
 
 def test_tagger_load_gives_the_numpy_tagger_for_an_export(sample_model, tmp_path):

@@ -49,9 +49,19 @@ def test_the_exported_model_gives_the_torch_tags(trained_tiny, tmp_path, setting
     assert runtime.tag(sentences, 16, documents) == tagger.tag(sentences, 16, documents)
 
 
+_PRETRAINED: dict[str, str] = {}  # objective -> directory, pretrained once per test process
+
+
 def pretrained_dir(tmp_path_factory, objective):
     """A tiny pretrained model (``objective`` char_lm), one epoch on the sample's training
-    sentences."""
+    sentences; pretrained once in a test process and shared (tests/features/ reads it too), as
+    a model that is only read."""
+    if objective not in _PRETRAINED:
+        _PRETRAINED[objective] = _pretrain(tmp_path_factory, objective)
+    return _PRETRAINED[objective]
+
+
+def _pretrain(tmp_path_factory, objective):
     import torch
 
     from crftag.training.pretrain import PretrainSettings, pretrain
@@ -78,25 +88,34 @@ def char_lm_dir(tmp_path_factory):
     return pretrained_dir(tmp_path_factory, "char_lm")
 
 
+def char_lm_tagger(trained_tiny, char_lm_dir, finetune):
+    """The tiny model on the pretrained character model, one epoch (trained once per setting in
+    a test process: the tests only read it)."""
+    return trained_tiny(
+        train__epochs=1, model__char_lm=char_lm_dir, model__char_lm_finetune=finetune
+    )
+
+
 @pytest.mark.parametrize("finetune", [False, True])
 def test_the_exported_model_with_a_char_lm_gives_the_torch_tags(
-    train_tiny, tmp_path, char_lm_dir, finetune
+    trained_tiny, tmp_path, char_lm_dir, finetune
 ):
-    settings = {"model__char_lm": char_lm_dir, "model__char_lm_finetune": finetune}
-    tagger, _ = train_tiny(train__epochs=2, **settings)
+    tagger = char_lm_tagger(trained_tiny, char_lm_dir, finetune)
     runtime = exported(tagger, tmp_path)
     codes = runtime.vocabularies.resources["char_lm"]
     assert codes.symbols == tagger.vocabularies.resources["char_lm"].symbols
     sentences, documents = sentences_and_documents()
-    assert runtime.tag(sentences, 16) == tagger.tag(sentences, 16)
+    expected = tagger.tag(sentences, 16)
+    assert runtime.tag(sentences, 16) == expected
+    assert len({tag for row in expected for tag in row}) > 1  # a trained model, not a constant
 
 
 def test_onnx_export_refuses_pretrained_character_models_in_one_line(
-    train_tiny, tmp_path, char_lm_dir
+    trained_tiny, tmp_path, char_lm_dir
 ):
     from crftag.modelfiles.onnx_export import onnx_model
 
-    tagger, _ = train_tiny(train__epochs=1, model__char_lm=char_lm_dir)
+    tagger = char_lm_tagger(trained_tiny, char_lm_dir, finetune=False)
     path = tmp_path / "model.npz"
     export_arrays(str(path), tagger.loaded)
     with pytest.raises(CrftagError, match=r"^model.char_lm: ONNX export takes no character lan"):

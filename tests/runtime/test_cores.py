@@ -40,10 +40,16 @@ def openmp_settings(args: list[str], **environment: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def sample_run(tmp_path_factory):
-    """(training's OpenMP settings, the run directory)."""
+    """(training's OpenMP settings, the run directory). OpenMP prints its settings as it loads,
+    before the first batch, so the run is one epoch of the sample's first 20 sentences."""
     directory = tmp_path_factory.mktemp("run")
-    args = ["train", SAMPLE_CONFIG, "-o", str(directory), *TINY, "--set", "train.epochs=1"]
-    return openmp_settings(args), directory
+    with open("data/ner_sample.train.conll", encoding="utf-8") as sample:
+        sentences = sample.read().split("\n\n")[:20]
+    train = tmp_path_factory.mktemp("data") / "train.conll"
+    train.write_text("\n\n".join(sentences) + "\n", encoding="utf-8")
+    data = [f"data.train={train}", f"data.dev={train}", "data.test=null", "train.epochs=1"]
+    args = ["train", SAMPLE_CONFIG, "-o", str(directory), *TINY]
+    return openmp_settings(args + [part for d in data for part in ("--set", d)]), directory
 
 
 def test_training_runs_with_the_passive_policy_on_every_core(sample_run):

@@ -17,23 +17,19 @@ $(STAMP): pyproject.toml setup.py crftag/crf/_compiled.c crftag/runtime/_lstm.c
 	$(PY) -m pip install -e '.[dev]'
 	touch $(STAMP)
 
-# Two workers (pytest-xdist): the suite is mostly single-threaded Python and the processes it
-# starts; on 2 cores the whole run took 12:35 with two against 17:28 with one (2026-11-26,
-# f3a647c, the machine at about a third of its usual speed that hour). On a quiet 2-core machine
-# `time make test` took 4:30 wall, 7:57 user (2026-11-27, 2fb364e: 2396 passed, 8 skipped); the
-# same suite beside two trainings took 23:12. On 2026-11-28 (990fdc7) `pytest -q -n 2
-# --durations=60` took 1:38:37 on a 2-core machine loaded by other test runs and a training
-# (load average 9 to 15; 2423 passed, 26 skipped, and the SIGTERM test of serve timed out at its
-# 60 s), too loaded for a wall time to mean anything. Tests that train were then made to share
-# runs (38e3dd8): test_augment, test_span_data and test_resume, run alone in one process, took
-# 271 s of CPU (own and child processes) against 311 s before, on the same machine in the same
-# hour. On a quiet 2-core machine (one training stopped for it; 2026-11-28, 06e54f4, 2954 passed,
-# 26 skipped) `pytest -q -n 2` took 13:29 wall, 24:34 user: over the 10 minutes the suite must
-# keep on the slowest host, after this wave's encoder, export and distillation tests. Property
-# tests draw repeatable examples (the `repeatable` Hypothesis profile of
-# tests/conftest.py), so a run cannot fail by chance.
+# Two workers (pytest-xdist), one thread each: the suite is mostly single-threaded Python and the
+# processes it starts, and each worker's torch ops are tiny, so a second thread per worker only
+# oversubscribes the cores (OMP_NUM_THREADS=1 reaches the processes the tests start too; the tests
+# of thread settings set their own). On a quiet 2-core machine (a benchmark stopped for it;
+# 2026-11-28, 71e0b2a, 2974 passed, 26 skipped) `pytest -q -n 2` took 10:32 wall, 19:11 user, and
+# with OMP_NUM_THREADS=1 9:04 wall, 16:23 user; the same suite at 06e54f4 took 13:29 wall, 24:34
+# user (2954 tests), before the slowest tests were made to do the same checks on less (resume
+# runs in the test's process at batch 8, one --jobs pool, shorter long inputs) and eval stopped
+# importing scikit-learn. On 2026-11-27 (2fb364e, 2396 tests) it took 4:30 wall here. Property
+# tests draw repeatable examples (the `repeatable` Hypothesis profile of tests/conftest.py), so a
+# run cannot fail by chance.
 test: install
-	$(PY) -m pytest -q -n 2
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2
 
 # The encoder's tests again under transformers 4 (the test environment has what a user's install
 # resolves to, transformers 5): 4.57.6 and the tokenizers and hub it was released with, installed
@@ -49,7 +45,7 @@ test-transformers4: install
 	test -f $(TF4)/.installed || { $(PY) -m pip install -q --target $(TF4) --no-deps \
 		transformers==4.57.6 tokenizers==0.22.2 huggingface-hub==0.36.2 && touch $(TF4)/.installed; }
 	PYTHONPATH=$(TF4) $(PY) -c "import transformers; assert transformers.__version__.startswith('4.')"
-	PYTHONPATH=$(TF4) $(PY) -m pytest -q -n 2 -p no:cacheprovider $(ENCODER_TESTS)
+	PYTHONPATH=$(TF4) OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 -p no:cacheprovider $(ENCODER_TESTS)
 
 test-all: install
 	$(PY) -m pytest -q -m ''

@@ -205,7 +205,6 @@ def run(args: list[str] | None = None) -> int:
 MISSING_PACKAGE_HINTS = {
     "torch": "this needs PyTorch, which is not installed: pip install torch (only an exported "
     "model, crftag export MODEL OUT.npz --format numpy, runs without it, on the CPU)",
-    "seqeval": "scoring needs seqeval, which is not installed: pip install seqeval",
 }
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from crftag.data.conll import Sentence
 from crftag.data.schemes import Span, convert, to_spans
-from crftag.scoring.evaluate import Tagged
+from crftag.scoring.evaluate import Tagged, precision_recall_f1
 
 __all__ = [
     "MATCH_MODES",
@@ -310,9 +310,7 @@ def _match_scores(counts: Counter) -> dict:
     actual = counts["correct"] + counts["incorrect"] + counts["partial"] + counts["spurious"]
     possible = counts["correct"] + counts["incorrect"] + counts["partial"] + counts["missed"]
     credit = counts["correct"] + 0.5 * counts["partial"]  # partial is 0 outside partial mode
-    precision = credit / actual if actual else 0.0
-    recall = credit / possible if possible else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    precision, recall, f1 = precision_recall_f1(credit, actual, possible)
     return {
         **{key: counts[key] for key in ("correct", "incorrect", "partial", "missed", "spurious")},
         "actual": actual,

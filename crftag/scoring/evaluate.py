@@ -28,6 +28,7 @@ __all__ = [
     "format_calibration",
     "format_scores",
     "headline",
+    "precision_recall_f1",
     "score",
     "score_sentences",
     "score_tagged",
@@ -189,12 +190,19 @@ def _entity_scores(gold: list[list[str]], predicted: list[list[str]]) -> dict:
     return entities
 
 
-def _prf(correct: int, predicted: int, gold: int) -> dict:
-    """Precision, recall, F1 (0 where undefined, as seqeval's ``zero_division=0``), support."""
-    precision = correct / predicted if predicted else 0.0
-    recall = correct / gold if gold else 0.0
+def precision_recall_f1(credit: float, predicted: int, gold: int) -> tuple[float, float, float]:
+    """Precision, recall and F1 of ``credit`` correct spans among ``predicted`` and ``gold``
+    ones, each 0 where undefined (seqeval's ``zero_division=0``)."""
+    precision = credit / predicted if predicted else 0.0
+    recall = credit / gold if gold else 0.0
     # seqeval's order of operations, so the figures agree to the last bit
     f1 = 2.0 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+def _prf(correct: int, predicted: int, gold: int) -> dict:
+    """A type's (or the micro) row: precision, recall, F1 and support."""
+    precision, recall, f1 = precision_recall_f1(correct, predicted, gold)
     return {"precision": precision, "recall": recall, "f1": f1, "support": gold}
 
 

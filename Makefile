@@ -333,15 +333,18 @@ bench-your-data-conll03: install $(TRANSFORMER)
 # Distillation (docs/distillation.md): on the BTC, BC5CDR and CoNLL-2003, students from scratch,
 # from the teacher's Viterbi tags and from its exact posteriors (3 seeds each) beside the
 # teacher, the corpus's encoder row of bench-your-data (run it first: its run directory and
-# the domain text it fetched are read), on the first DISTILL_LINES lines of that text. Hours on
-# 2 cores, in the background (log: runs/bench/distill.log); run again, it resumes. Writes
-# distill.json.
+# the domain text it fetched are read), on the first DISTILL_LINES lines of that text; a
+# student's epoch draws DISTILL_PER_EPOCH of the teacher's sentences, and two student runs train
+# at once, one thread each. Hours on 2 cores, in the background (log: runs/bench/distill.log);
+# run again, it resumes. Writes distill.json.
 DISTILL_LINES ?= 50000
+DISTILL_PER_EPOCH ?= 6000
 DISTILL_DATA = btc:$(CORPORA)/btc bc5cdr:$(CORPORA)/bc5cdr conll03:$(CONLL)
 bench-distill: install
 	mkdir -p runs/bench
 	nohup sh -c 'for pair in $(DISTILL_DATA); do corpus=$${pair%%:*}; \
 		$(PY) benchmarks/distill.py $$corpus --data $${pair#*:} --sentences $(DISTILL_LINES) \
+			--per-epoch $(DISTILL_PER_EPOCH) --jobs 2 --threads 1 \
 			--text $(CORPORA)/$$corpus/textall.txt $(RECORD_FLAG) || exit 1; \
 	done' > runs/bench/distill.log 2>&1 &
 	@echo "bench-distill runs in the background: tail -f runs/bench/distill.log"

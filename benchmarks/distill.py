@@ -2,7 +2,8 @@
 exact-posterior student (``crftag distill``), beside their encoder teacher.
 
     python benchmarks/distill.py CORPUS --data DIR --teacher RUN_DIR --text TEXT
-        [--sentences N] [--seeds 3] [--rounds 5] [--threads T] [--out DIR] [--record]
+        [--sentences N] [--per-epoch N] [--seeds 3] [--jobs J] [--rounds 5] [--threads T]
+        [--out DIR] [--record]
     python benchmarks/distill.py --tiny --out DIR [--json PATH]
 
 CORPUS is one of benchmarks/your_data.py's; the student's config is its scratch recipe
@@ -22,6 +23,12 @@ into OUT/CORPUS/store, which every student run reads (its run directory's ``teac
 a link to it). Then the test file is tagged by the teacher, the first exact student and the
 first hard student in turn, ``--rounds`` times each, alternating so that all three meet the same
 load; each model's best round's tokens/s and the students' speed over the teacher's are kept.
+
+Each epoch of a distilled student runs the labelled sentences and ``--per-epoch`` of the teacher's
+sentences (``distill.sentences``, drawn afresh each epoch; 6,000 by default, about the BTC's
+training set, so that a run takes half an hour on 2 cores rather than hours: over an epoch
+budget of 50 a student still meets the whole store several times). ``--jobs`` runs that many
+student runs at once, in the benchmark's order (seed by seed), each with ``--threads`` threads.
 
 Each run directory is kept under OUT/CORPUS; a rerun skips the runs finished and resumes the
 stopped ones (and an interrupted labelling), so the benchmark continues where it stopped.
@@ -150,6 +157,8 @@ def student_run(row: str, seed: int, args, paths: dict) -> dict:
                 os.symlink(os.path.abspath(paths["store"]), link)
             argv = ["distill", paths["teacher"], paths["config"], "--text", paths["text"]]
             argv += ["-o", run_dir, "--overwrite", "--set", f"distill.objective={row}"]
+            if args.per_epoch:
+                argv += ["--set", f"distill.sentences={args.per_epoch}"]
             crftag([*argv, *options], log, args.threads)
     with open(os.path.join(run_dir, "metrics.json"), encoding="utf-8") as handle:
         metrics = json.load(handle)
@@ -161,6 +170,29 @@ def student_run(row: str, seed: int, args, paths: dict) -> dict:
         "minutes": round(metrics["train_seconds"] / 60, 1),
         "minutes_of": "training epochs",
     }
+
+
+def train_rows(args, paths: dict, done: dict, keep, measured_at: str) -> None:
+    """Every row's runs not yet in ``done``, ``args.jobs`` at a time, in seed-major order (each
+    seed's three rows together, so that a benchmark stopped part way already compares the rows
+    on the seeds it finished); each finished run is kept as it ends."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    pending = [
+        (row, seed)
+        for seed in range(1, 1 + args.seeds)
+        for row in ("scratch", *OBJECTIVES)
+        if not any(run["seed"] == seed for run in done["rows"].setdefault(row, []))
+    ]
+    # Threads suffice: each run is a crftag process of its own, the thread only waits for it.
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {pool.submit(student_run, row, seed, args, paths): row for row, seed in pending}
+        for future in as_completed(futures):
+            row = futures[future]
+            run = future.result() | {"commit": measured_at}
+            done["rows"][row] = sorted([*done["rows"][row], run], key=lambda kept: kept["seed"])
+            keep()
+            print(f"{args.corpus} {row}: {run}", flush=True)
 
 
 def tagging_speeds(models: dict[str, str], test_path: str, rounds: int) -> dict:
@@ -207,7 +239,11 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--teacher", help="default: runs/your_data/CORPUS/encoder")
     parser.add_argument("--text", help="the corpus's domain text (benchmarks/char_lm_text.py)")
     parser.add_argument("--sentences", type=int, default=50_000, help="lines of the text taken")
+    parser.add_argument(
+        "--per-epoch", type=int, default=6_000, help="teacher sentences an epoch (0: all)"
+    )
     parser.add_argument("--seeds", type=int, default=3, help="runs of each student row")
+    parser.add_argument("--jobs", type=int, default=1, help="student runs at once")
     parser.add_argument("--rounds", type=int, default=5, help="tagging rounds of each model")
     parser.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS of each run")
     parser.add_argument("--tiny", action="store_true", help="the bundled sample, in minutes")
@@ -252,16 +288,7 @@ def main() -> None:
     if labelling is not None or "labelling" not in done:
         done["labelling"] = labelling
     keep()
-    # Seed by seed, each seed's three rows together, so that a benchmark stopped part way
-    # already compares the rows on the seeds it finished.
-    for seed in range(1, 1 + args.seeds):
-        for row in ("scratch", *OBJECTIVES):
-            runs = done["rows"].setdefault(row, [])
-            if any(run["seed"] == seed for run in runs):
-                continue
-            runs.append(student_run(row, seed, args, paths) | {"commit": measured_at})
-            keep()
-            print(f"{args.corpus} {row} seed {seed}: {runs[-1]}", flush=True)
+    train_rows(args, paths, done, keep, measured_at)
     with open(os.path.join(teacher, "metrics.json"), encoding="utf-8") as handle:
         metrics = json.load(handle)
     done["teacher"] = {
@@ -276,6 +303,8 @@ def main() -> None:
         "date": datetime.date.today().isoformat(),
         "text_lines": args.sentences if not args.tiny else 200,
         "seeds": args.seeds,
+        "teacher_sentences_per_epoch": args.per_epoch or "all",
+        "jobs": args.jobs,
         "teacher": done["teacher"],
         "labelling": done["labelling"],
         "rows": {

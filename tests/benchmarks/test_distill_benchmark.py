@@ -9,11 +9,14 @@ import sys
 
 import pytest
 
+from crftag.modelfiles import load_model
+
 SCRIPT = os.path.join("benchmarks", "distill.py")
 
 
 def run_tiny(out, results):
     argv = [sys.executable, SCRIPT, "--tiny", "--seeds", "1", "--out", str(out)]
+    argv += ["--jobs", "2", "--per-epoch", "100"]  # two runs at once; 100 of ~200 an epoch
     done = subprocess.run([*argv, "--json", str(results)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(results.read_text())["sample"]
@@ -27,6 +30,10 @@ def test_the_tiny_benchmark_runs_every_row_and_resumes(tmp_path):
     for row in entry["rows"].values():
         assert len(row["runs"]) == 1 and 0 < row["test_f1"] <= 100
     assert 0 < entry["teacher"]["test_f1"] <= 100
+    assert entry["teacher_sentences_per_epoch"] == 100 and entry["jobs"] == 2
+    for row in ("hard", "exact"):  # the students drew 100 of the store an epoch
+        student = load_model(str(tmp_path / "runs" / "sample" / f"{row}-1"))
+        assert student.config.distill.sentences == 100
     labelling = entry["labelling"]
     assert labelling["sentences"] > 0 and labelling["tokens_per_second"] > 0
     speed = entry["speed"]

@@ -130,7 +130,8 @@ def extraction(checkpoint: str, sentences: list) -> dict[str, dict]:
 
 
 def physical_limit(checkpoint: str, sentences: list, threads: int) -> dict:
-    """Words/s the encoder could reach at this machine's measured float32 matrix-multiply rate:
+    """Words/s the encoder could reach at this machine's measured float32 matrix-multiply rate
+    (and at ONNX Runtime's int8 one, the int8 export's limit):
     its multiply-adds a subword (the projections, the feed-forward layers and the attention
     over the file's mean window) times the file's subwords a word."""
     import torch
@@ -155,12 +156,55 @@ def physical_limit(checkpoint: str, sentences: list, threads: int) -> dict:
     for _ in range(repeats):
         left @ right
     rate = repeats * left.shape[0] * size * inner / (time.perf_counter() - started)
+    int8_rate = int8_matmul_rate(size, inner, threads)
     return {
         "multiply_adds_per_word": round(per_word),
         "matmul_multiply_adds_per_second": round(rate),
         "words_per_second_limit": round(rate / per_word),
+        "int8_matmul_multiply_adds_per_second": round(int8_rate),
+        "int8_words_per_second_limit": round(int8_rate / per_word),
         "load_average": load_average(),
     }
+
+
+def int8_matmul_rate(size: int, inner: int, threads: int) -> float:
+    """Multiply-adds a second of ONNX Runtime's int8 matrix product as the int8 export runs
+    its encoder's: (2048, size) float32 activations quantised on the fly against a (size,
+    inner) weight quantised by ``quantize_dynamic`` (per column, int8), in ``threads``."""
+    import logging
+    import tempfile
+
+    import numpy as np
+    import onnx
+    import onnxruntime
+    from onnx import TensorProto, helper, numpy_helper
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    rng = np.random.default_rng(0)
+    weight = numpy_helper.from_array(rng.standard_normal((size, inner), np.float32), "weight")
+    node = helper.make_node("MatMul", ["left", "weight"], ["product"], name="product")
+    graph = helper.make_graph(
+        [node], "int8_rate",
+        [helper.make_tensor_value_info("left", TensorProto.FLOAT, [None, size])],
+        [helper.make_tensor_value_info("product", TensorProto.FLOAT, [None, inner])],
+        [weight],
+    )  # fmt: skip
+    with tempfile.TemporaryDirectory() as folder:
+        source, target = os.path.join(folder, "float.onnx"), os.path.join(folder, "int8.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), source)
+        logging.disable(logging.WARNING)  # its advice to pre-process the graph
+        quantize_dynamic(source, target, per_channel=True, weight_type=QuantType.QInt8)
+        logging.disable(logging.NOTSET)
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+        session = onnxruntime.InferenceSession(target, options, providers=["CPUExecutionProvider"])
+    left = {"left": rng.standard_normal((2048, size), np.float32)}
+    for _ in range(3):
+        session.run(None, left)  # warm up
+    started, repeats = time.perf_counter(), 20
+    for _ in range(repeats):
+        session.run(None, left)
+    return repeats * 2048 * size * inner / (time.perf_counter() - started)
 
 
 def startup(onnx_path: str) -> dict:

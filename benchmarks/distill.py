@@ -23,6 +23,8 @@ into OUT/CORPUS/store, which every student run reads (its run directory's ``teac
 a link to it). Then the test file is tagged by the teacher, the first exact student and the
 first hard student in turn, ``--rounds`` times each, alternating so that all three meet the same
 load; each model's best round's tokens/s and the students' speed over the teacher's are kept.
+The first students are also exported for the NumPy runtime (``crftag export --format numpy``)
+and tagged in the same rounds, with the share of tokens they tag as their torch form does.
 
 Each epoch of a distilled student runs the labelled sentences and ``--per-epoch`` of the teacher's
 sentences (``distill.sentences``, drawn afresh each epoch; 6,000 by default, about the BTC's
@@ -195,9 +197,23 @@ def train_rows(args, paths: dict, done: dict, keep, measured_at: str) -> None:
             print(f"{args.corpus} {row}: {run}", flush=True)
 
 
+def npz_exports(models: dict[str, str], out_dir: str, threads: int) -> dict[str, str]:
+    """Each student exported for the NumPy runtime (``crftag export --format numpy``, once):
+    name -> the .npz path, named ``NAME npz``."""
+    exports = {}
+    for name, run_dir in models.items():
+        path = os.path.join(out_dir, f"{name}-1.npz")
+        if not os.path.exists(path):
+            argv = ["export", run_dir, path, "--format", "numpy"]
+            crftag(argv, os.path.join(out_dir, "export.log"), threads)
+        exports[f"{name} npz"] = path
+    return exports
+
+
 def tagging_speeds(models: dict[str, str], test_path: str, rounds: int) -> dict:
     """Each model's tokens/s tagging the test file's sentences on the CPU, best of ``rounds``
-    rounds, the models taking turns within each round (one run, the same load for all)."""
+    rounds, the models taking turns within each round (one run, the same load for all); and
+    the share of tokens each ``NAME npz`` export tags as the torch model ``NAME`` does."""
     import crftag
     from crftag.data.labelled import read_labelled
 
@@ -205,14 +221,21 @@ def tagging_speeds(models: dict[str, str], test_path: str, rounds: int) -> dict:
     tokens = sum(len(s) for s in sentences)
     taggers = {name: crftag.load(path, device="cpu") for name, path in models.items()}
     best = dict.fromkeys(models, 0.0)
+    tags = {}
     for _ in range(rounds):
         for name, tagger in taggers.items():
             started = time.perf_counter()
-            tagger.tag(sentences)
+            tags[name] = tagger.tag(sentences)
             best[name] = max(best[name], tokens / (time.perf_counter() - started))
     teacher = best["teacher"]
+    same = {
+        name: sum(a == b for x, y in zip(found, tags[name[: -len(" npz")]], strict=True)
+                  for a, b in zip(x, y, strict=True)) / tokens
+        for name, found in tags.items() if name.endswith(" npz")
+    }  # fmt: skip
     return {
         "tokens_per_second": {name: round(speed) for name, speed in best.items()},
+        "npz_tags_as_torch": {name: round(share, 4) for name, share in same.items()},
         "over_teacher": {
             name: round(speed / teacher, 2) for name, speed in best.items() if name != "teacher"
         },
@@ -296,7 +319,8 @@ def main() -> None:
         "dev_f1": round(100 * metrics["dev"], 2),
         "test_f1": round(100 * metrics["test"], 2),
     }
-    models = {"teacher": teacher} | {row: os.path.join(out_dir, f"{row}-1") for row in OBJECTIVES}
+    students = {row: os.path.join(out_dir, f"{row}-1") for row in OBJECTIVES}
+    models = {"teacher": teacher} | students | npz_exports(students, out_dir, args.threads)
     done["speed"] = tagging_speeds(models, config["data"]["test"], args.rounds)
     keep()
     entry = {

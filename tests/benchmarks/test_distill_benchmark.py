@@ -37,8 +37,10 @@ def test_the_tiny_benchmark_runs_every_row_and_resumes(tmp_path):
     labelling = entry["labelling"]
     assert labelling["sentences"] > 0 and labelling["tokens_per_second"] > 0
     speed = entry["speed"]
-    assert set(speed["tokens_per_second"]) == {"teacher", "hard", "exact"}
-    assert set(speed["over_teacher"]) == {"hard", "exact"}
+    students = {"hard", "exact", "hard npz", "exact npz"}  # torch and the NumPy exports
+    assert set(speed["tokens_per_second"]) == {"teacher", *students}
+    assert set(speed["over_teacher"]) == students
+    assert speed["npz_tags_as_torch"] == {"hard npz": 1.0, "exact npz": 1.0}
     store = tmp_path / "runs" / "sample" / "store"
     for row in ("hard", "exact"):  # every student read the one store
         link = tmp_path / "runs" / "sample" / f"{row}-1" / "teacher"

@@ -3,11 +3,15 @@ changes the labelled ones, from draws of their own (the seed, the epoch and the 
 and keeps the teacher's labels of the clean text on the changed tokens."""
 
 import dataclasses
+import json
 import random
+import signal
 
 import pytest
 import torch
+from test_distill import distill_args
 from test_distill_task import SENTENCES, students_own_store
+from test_resume import SMALL_BATCHES, crftag, wait_for_line
 
 from crftag.config.distill import DistillConfig
 from crftag.data.batching import build_batch
@@ -158,3 +162,41 @@ def test_a_step_on_a_changed_teachers_batch_trains_the_student(tiny_config):
     assert loss.dim() == 0 and bool(torch.isfinite(loss)) and float(loss) > 0
     after = task.run.model.parameters()
     assert any(not torch.equal(a, b) for a, b in zip(before, after, strict=True))
+
+
+@pytest.fixture(scope="module")
+def unlabelled_text(tmp_path_factory, tiny_config):
+    """The sample's first 80 training sentences, one a line, as text to label."""
+    data = tiny_config().data
+    path = tmp_path_factory.mktemp("text") / "text.txt"
+    lines = [" ".join(sentence.tokens) for sentence in data.read(data.train)[:80]]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow
+def test_a_stopped_augmented_student_resumes_to_the_uninterrupted_weights(
+    tmp_path, sample_model, unlabelled_text, tiny_args
+):
+    """The teacher's sentences changed in the epoch the stop lands in are changed alike after
+    the resume: the weights are the uninterrupted run's, bit for bit."""
+    options = tiny_args(**SMALL_BATCHES, **TYPED, distill__sentences=40)
+    straight = tmp_path / "straight"
+    done = crftag(*distill_args(sample_model, unlabelled_text, straight, options))
+    assert done.wait(timeout=600) == 0, done.stderr.read()
+
+    broken = tmp_path / "broken"
+    process = crftag(*distill_args(sample_model, unlabelled_text, broken, options))
+    wait_for_line(process, "epoch   1", timeout=600)
+    process.send_signal(signal.SIGINT)  # lands somewhere in epoch 2
+    assert process.wait(timeout=120) == 130, process.stderr.read()
+    assert (broken / "resume.pt").exists()
+
+    resumed = crftag("distill", "--resume", str(broken), "--device", "cpu", "--quiet")
+    assert resumed.wait(timeout=600) == 0, resumed.stderr.read()
+    expected = json.loads((straight / "metrics.json").read_text())
+    got = json.loads((broken / "metrics.json").read_text())
+    assert got["dev"] == expected["dev"] and got["epochs"] == expected["epochs"] == 3
+    a = torch.load(straight / "model.pt", weights_only=True)["state_dict"]
+    b = torch.load(broken / "model.pt", weights_only=True)["state_dict"]
+    assert all(torch.equal(a[name], b[name]) for name in a)

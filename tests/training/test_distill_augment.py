@@ -3,15 +3,15 @@ changes the labelled ones, from draws of their own (the seed, the epoch and the 
 and keeps the teacher's labels of the clean text on the changed tokens."""
 
 import dataclasses
-import json
 import random
 import signal
 
 import pytest
 import torch
-from test_distill import distill_args
+from test_distill import (
+    test_a_stopped_student_resumes_to_the_uninterrupted_weights as stopped_and_resumed,
+)
 from test_distill_task import SENTENCES, students_own_store
-from test_resume import SMALL_BATCHES, crftag, wait_for_line
 
 from crftag.config.distill import DistillConfig
 from crftag.data.batching import build_batch
@@ -178,25 +178,13 @@ def unlabelled_text(tmp_path_factory, tiny_config):
 def test_a_stopped_augmented_student_resumes_to_the_uninterrupted_weights(
     tmp_path, sample_model, unlabelled_text, tiny_args
 ):
-    """The teacher's sentences changed in the epoch the stop lands in are changed alike after
-    the resume: the weights are the uninterrupted run's, bit for bit."""
-    options = tiny_args(**SMALL_BATCHES, **TYPED, distill__sentences=40)
-    straight = tmp_path / "straight"
-    done = crftag(*distill_args(sample_model, unlabelled_text, straight, options))
-    assert done.wait(timeout=600) == 0, done.stderr.read()
+    """test_distill.py's resume test with augmentation on: the teacher's sentences changed in
+    the epoch the stop lands in are changed alike after the resume, and the weights are the
+    uninterrupted run's, bit for bit."""
 
-    broken = tmp_path / "broken"
-    process = crftag(*distill_args(sample_model, unlabelled_text, broken, options))
-    wait_for_line(process, "epoch   1", timeout=600)
-    process.send_signal(signal.SIGINT)  # lands somewhere in epoch 2
-    assert process.wait(timeout=120) == 130, process.stderr.read()
-    assert (broken / "resume.pt").exists()
+    def augmented_args(**settings):
+        return tiny_args(**settings, **TYPED)
 
-    resumed = crftag("distill", "--resume", str(broken), "--device", "cpu", "--quiet")
-    assert resumed.wait(timeout=600) == 0, resumed.stderr.read()
-    expected = json.loads((straight / "metrics.json").read_text())
-    got = json.loads((broken / "metrics.json").read_text())
-    assert got["dev"] == expected["dev"] and got["epochs"] == expected["epochs"] == 3
-    a = torch.load(straight / "model.pt", weights_only=True)["state_dict"]
-    b = torch.load(broken / "model.pt", weights_only=True)["state_dict"]
-    assert all(torch.equal(a[name], b[name]) for name in a)
+    stopped_and_resumed(
+        tmp_path, sample_model, unlabelled_text, augmented_args, signal.SIGINT, "distill"
+    )

@@ -11,6 +11,11 @@ uninterrupted one does. On a teacher's batch the loss is ``distill.weight`` time
   token and transition marginals mapped onto the student's tags
   (:mod:`crftag.training.teacher_tags`);
 - ``hard``: the negative log-likelihood of the teacher's Viterbi tags, as if they were gold.
+
+With ``augment``, an epoch lower-cases, upper-cases, title-cases or mistypes the teacher's
+sentences at the chances it does the labelled ones
+(:func:`crftag.training.augment.unlabelled_tokens`), and the student learns the teacher's labels
+of the text as stored on the changed copy: a change keeps every token in its place.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import torch
 from crftag.crf.distillation import posterior_cross_entropy
 from crftag.data.batching import Batch, build_batch
 from crftag.data.indices import bucketed_batches
+from crftag.training.augment import unlabelled_tokens
 from crftag.training.setup import Run
 from crftag.training.step import drop_singletons, update
 from crftag.training.tagging_task import TaggingTask
@@ -107,20 +113,23 @@ class DistillTask:
 
     def batch_maker(self, epoch: int) -> Callable[[list[int]], tuple[int, Batch | TeacherBatch]]:
         """make(rows) -> (sentences, their batch on the CPU): a labelled batch as
-        :class:`TaggingTask` makes it, or a :class:`TeacherBatch` (with word dropout)."""
+        :class:`TaggingTask` makes it, or a :class:`TeacherBatch` (with word dropout and the
+        epoch's augmentation)."""
         gold = self.gold.batch_maker(epoch)
 
         def make(rows: list[int]) -> tuple[int, Batch | TeacherBatch]:
             if rows[0] < self.first:
                 return gold(rows)
-            return len(rows), self.teacher_batch([row - self.first for row in rows])
+            return len(rows), self.teacher_batch([row - self.first for row in rows], epoch)
 
         return make
 
-    def teacher_batch(self, indices: list[int]) -> TeacherBatch:
-        """The store's sentences ``indices`` with the teacher's labels on the student's tags."""
+    def teacher_batch(self, indices: list[int], epoch: int) -> TeacherBatch:
+        """The store's sentences ``indices`` as epoch ``epoch`` sees them (with ``augment``,
+        :func:`crftag.training.augment.unlabelled_tokens`) with the teacher's labels of the
+        sentences as stored, on the student's tags: a change keeps every token in its place."""
         run, store = self.run, self.store
-        sentences = [store.sentence(i) for i in indices]
+        sentences = [unlabelled_tokens(store.sentence(i), run.config, epoch, i) for i in indices]
         documents = list(range(len(indices))) if run.config.model.document_context else None
         batch = build_batch(sentences, run.training.vocabularies, documents=documents)
         if run.config.train.word_dropout > 0:

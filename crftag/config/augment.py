@@ -4,7 +4,8 @@ model (docs/robustness.md).
 Each epoch, every training sentence draws at most one case change (``lower``, ``upper``,
 ``title``: the chance of each) and, apart, typos (``typos``); the draws come from
 ``train.seed`` and the epoch number alone (:mod:`crftag.training.augment`), so a run repeats
-and a resumed run sees what the uninterrupted one saw. ``dev`` adds perturbed copies of the dev
+and a resumed run sees what the uninterrupted one saw. In ``crftag distill`` the teacher's
+sentences are changed at the same chances (docs/distillation.md). ``dev`` adds perturbed copies of the dev
 file to the score the model is chosen on.
 """
 
@@ -32,7 +33,8 @@ class AugmentConfig:
 
     lower: float = _chance(
         0.0,
-        "The chance of a training sentence being lower-cased; `lower`, `upper` and `title` "
+        "The chance of a training sentence (or a teacher's, in `crftag distill`) being "
+        "lower-cased; `lower`, `upper` and `title` "
         "add up to at most 1, for a sentence gets one case change at most.",
     )
     upper: float = _chance(0.0, "The chance of a training sentence being upper-cased.")

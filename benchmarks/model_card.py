@@ -1,0 +1,323 @@
+"""Model cards: a model scored on its task's dev and test files, as written and perturbed, with
+what its file says of where it comes from.
+
+    python benchmarks/model_card.py en-ner=en-ner en-pos=en-pos --record   (make model-cards)
+    python benchmarks/model_card.py student=runs/distill/student           (a candidate)
+
+Each NAME=MODEL takes as MODEL what `crftag eval -m` takes (a bundled name, a run directory, a
+checkpoint, an export). The task comes from the model: a model of spans (entities) is scored on
+CoNLL-2003 `eng.testa` (dev) and `eng.testb` (test), entity precision, recall and F1 overall
+and per type; a model of one tag per token on UD English-EWT dev and test, token accuracy
+overall and per genre (the prefix of each sentence's `# sent_id`: answers, email, newsgroup,
+reviews, weblog). Each file is scored as written and on each perturbed copy `crftag eval
+--perturb lower,upper,title,typos --seed SEED` scores (crftag/data/perturb.py, eval's typo rate),
+in this process, through the functions `crftag eval` scores with, on the CPU.
+
+The card of NAME records the model file (its kind and size in bytes), its config with the
+file paths cut to their names, its stored metrics and distillation record, whether each scored
+file was held out of its training (a file it was trained or chosen on is not), the seed, the
+date and the commit (benchmarks/provenance.py). Cards go into runs/bench/model_cards.json, or
+with --record benchmarks/results/model_cards.json (benchmarks/output.py), keyed by NAME, the
+other names' cards kept, so a candidate's card sits beside the bundled model's. docs/models/
+quotes the bundled models' cards (`score_table`, `stamp`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import os
+import sys
+from typing import NamedTuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+from benchmarks import output  # noqa: E402
+from benchmarks.provenance import commit  # noqa: E402
+from crftag.data.conll import ColumnSpec, Sentence, read_columns  # noqa: E402
+from crftag.data.lines import open_binary  # noqa: E402
+from crftag.data.perturb import PERTURBATIONS, perturb_sentences  # noqa: E402
+from crftag.errors import CrftagError, located  # noqa: E402
+from crftag.scoring.evaluate import score, score_tagged, tag_sentences, unseen_labels  # noqa: E402
+from crftag.scoring.robustness import DEFAULT_TYPO_RATE  # noqa: E402
+
+DATA = os.path.join(ROOT, "..", "shared", "data")
+RESULTS_NAME = "model_cards.json"
+AS_WRITTEN = "as written"
+FORMS = (AS_WRITTEN, *PERTURBATIONS)
+AVERAGES = ("micro", "macro", "weighted")  # the entity scores' keys that are no type
+
+
+class Corpus(NamedTuple):
+    """A task's scored files: their ``format`` and paths by split (``dev``, ``test``)."""
+
+    format: str
+    files: dict[str, str]
+
+
+CORPORA = {
+    "ner": Corpus(
+        "conll",
+        {
+            "dev": os.path.join(DATA, "conll2003", "eng.testa"),
+            "test": os.path.join(DATA, "conll2003", "eng.testb"),
+        },
+    ),
+    "pos": Corpus(
+        "conllu",
+        {
+            "dev": os.path.join(DATA, "ud_english_ewt", "en_ewt-ud-dev.conllu"),
+            "test": os.path.join(DATA, "ud_english_ewt", "en_ewt-ud-test.conllu"),
+        },
+    ),
+}
+
+
+def read_gold(tagger, path: str, data_format: str) -> list[Sentence]:
+    """The labelled sentences of ``path`` as `crftag eval` reads them for ``tagger``: the
+    model's columns, but always FORM as a CoNLL-U file's word (crftag/scoring/files.py)."""
+    reading = dataclasses.replace(tagger.config.data, format=data_format, misaligned="error")
+    if data_format == "conllu":
+        reading = dataclasses.replace(reading, word_column=None)
+    return reading.read(path)
+
+
+def sentence_genres(path: str, gold: list[Sentence]) -> list[str]:
+    """Each sentence's genre, the prefix of its ``# sent_id`` up to the first ``-`` (EWT's
+    ``weblog-blogspot.com_...-0001`` is ``weblog``); a sentence without one is an error."""
+    spec = ColumnSpec.for_format("conllu")
+    with open_binary(path) as stream:
+        described = list(read_columns(stream, path, spec, keep_raw=True))
+    assert [s.line for s in described] == [s.line for s in gold], "one reading of the file"
+    genres = []
+    for sentence in described:
+        ids = [line.split("=", 1)[1].strip() for line in sentence.raw if _is_sent_id(line)]
+        if not ids or not ids[0].split("-", 1)[0]:
+            raise located(
+                path, sentence.line, "no '# sent_id = GENRE-...' comment to tell its genre"
+            )
+        genres.append(ids[0].split("-", 1)[0])
+    return genres
+
+
+def _is_sent_id(line: str) -> bool:
+    return line.startswith("#") and line[1:].split("=", 1)[0].strip() == "sent_id"
+
+
+def form_scores(tagger, sentences: list[Sentence], genres: list[str] | None) -> dict:
+    """``tagger``'s scores on ``sentences`` (fractions): for spans, micro ``precision``,
+    ``recall``, ``f1`` and each gold or predicted type's (``types``); for tags, ``genres``'
+    accuracy and token count; token ``accuracy`` for both. ``support``: gold spans."""
+    tagged = tag_sentences(tagger, sentences)
+    scores = score_tagged(sentences, tagged, tags_are_spans=tagger.tags_are_spans)
+    result = {"accuracy": scores["accuracy"]}
+    entities = scores.get("entities")
+    if entities is not None:
+        micro = entities["micro"]
+        result |= {key: micro[key] for key in ("precision", "recall", "f1", "support")}
+        result["types"] = {
+            label.removeprefix("type:"): row
+            for label, row in entities.items()
+            if label not in AVERAGES
+        }
+    if genres is not None:
+        result["genres"] = {}
+        for genre in sorted(set(genres)):
+            chosen = [i for i, name in enumerate(genres) if name == genre]
+            part = score(
+                [sentences[i].tags for i in chosen],
+                [tagged.tags[i] for i in chosen],
+                tags_are_spans=False,
+            )
+            result["genres"][genre] = {"accuracy": part["accuracy"], "tokens": part["tokens"]}
+    return result
+
+
+def file_scores(tagger, path: str, corpus: Corpus, seed: int) -> dict:
+    """One file's scores in every form (as written and each perturbed copy, drawn from
+    ``seed`` as `crftag eval --perturb --seed` draws them), with its size."""
+    gold = read_gold(tagger, path, corpus.format)
+    unseen = unseen_labels(tagger, gold)
+    if unseen:
+        raise CrftagError(
+            f"{path}: the model never saw the labels {', '.join(unseen)}: a model of another "
+            "label set cannot be scored on this corpus"
+        )
+    genres = None if tagger.tags_are_spans else sentence_genres(path, gold)
+    forms = {AS_WRITTEN: form_scores(tagger, gold, genres)}
+    for change in PERTURBATIONS:
+        copy = perturb_sentences(gold, change, seed=seed, typo_rate=DEFAULT_TYPO_RATE)
+        forms[change] = form_scores(tagger, copy, genres)
+    return {
+        "file": os.path.basename(path),
+        "sentences": len(gold),
+        "tokens": sum(len(sentence.tokens) for sentence in gold),
+        "forms": forms,
+    }
+
+
+def held_out(config, path: str) -> str:
+    """How ``path`` stands to the model's training: ``trained on`` (one of ``data.train``),
+    ``chosen on`` (its ``data.dev``) or ``held out``. Files are told apart by name, as the
+    config's paths are the training machine's."""
+    name = os.path.basename(path)
+    train = config.data.train
+    trained = [train] if isinstance(train, str) else list(train or [])
+    if name in {os.path.basename(file) for file in trained}:
+        return "trained on"
+    if config.data.dev and os.path.basename(config.data.dev) == name:
+        return "chosen on"
+    return "held out"
+
+
+def names_only(value):
+    """``value`` (a config's plain values) with every absolute path cut to its file name."""
+    if isinstance(value, dict):
+        return {key: names_only(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [names_only(item) for item in value]
+    if isinstance(value, str) and os.path.isabs(value):
+        return os.path.basename(value)
+    return value
+
+
+def provenance(tagger, path: str, kind: str) -> dict:
+    """What the model file says of itself: its kind and size, its config (paths cut to names;
+    no search space of `crftag tune`), stored metrics, schemes, int8 weights and distillation
+    record (a teacher, or None)."""
+    described = getattr(tagger, "metadata", None)  # an export's description
+    if described is None:
+        from crftag.modelfiles.checkpoint_files import read_checkpoint
+
+        described = read_checkpoint(path)
+    config = {k: v for k, v in tagger.config.to_dict().items() if k != "tune"}
+    return {
+        "file": os.path.relpath(path, ROOT) if kind == "bundled" else path,
+        "kind": kind,
+        "bytes": os.path.getsize(path),
+        "crftag_version": described.get("crftag_version"),
+        "config": names_only(config),
+        "metrics": described.get("metrics", {}),
+        "data_scheme": tagger.data_scheme,
+        "train_scheme": tagger.train_scheme,
+        "int8_weights": list(described.get("quantized", [])),
+        "distillation": described.get("distillation"),
+    }
+
+
+def measure(model: str, *, seed: int) -> dict:
+    """The card of ``model`` (what ``-m`` takes): its provenance and its scores on its task's
+    dev and test files, as written and perturbed, loaded on the CPU as `crftag eval --device
+    cpu` loads it."""
+    from crftag.inference.loading import load
+    from crftag.modelfiles.kinds import model_file
+
+    found = model_file(model)
+    tagger = load(model, "cpu")
+    task = "ner" if tagger.tags_are_spans else "pos"
+    corpus = CORPORA[task]
+    splits = {}
+    for split, path in corpus.files.items():
+        splits[split] = file_scores(tagger, path, corpus, seed)
+        splits[split]["held_out"] = held_out(tagger.config, path)
+    return {
+        "model": model,
+        "task": task,
+        "score": "entity F1" if task == "ner" else "token accuracy",
+        "seed": seed,
+        "typo_rate": DEFAULT_TYPO_RATE,
+        "provenance": provenance(tagger, found.path, found.kind),
+        "splits": splits,
+    }
+
+
+def per_cent(fraction: float) -> str:
+    return f"{100 * fraction:.2f}"
+
+
+def score_table(card: dict, split: str) -> str:
+    """The card's scores on ``split`` as a Markdown table, in percent: for entities a row per
+    type after the overall one, precision and recall as written, then F1 in every form; for
+    tags a row per genre after the overall one, its tokens, then accuracy in every form."""
+    forms = card["splits"][split]["forms"]
+    if card["task"] == "ner":
+        return _entity_table(forms)
+    return _genre_table(forms, card["splits"][split]["tokens"])
+
+
+def _entity_table(forms: dict) -> str:
+    written = forms[AS_WRITTEN]
+    lines = [
+        "| entities | support | P | R | F1 as written | " + " | ".join(FORMS[1:]) + " |",
+        "|---|---:|---:|---:|---:|" + "---:|" * len(FORMS[1:]),
+    ]
+    rows = [("overall", written)] + sorted(written["types"].items())
+    for label, row in rows:
+        # A type predicted as written but in no copy's gold or predicted tags scores 0 there.
+        f1s = [
+            form["f1"] if label == "overall" else form["types"].get(label, {}).get("f1", 0.0)
+            for form in forms.values()
+        ]
+        cells = [label, f"{row['support']:,}", per_cent(row["precision"]), per_cent(row["recall"])]
+        lines.append("| " + " | ".join(cells + [per_cent(f1) for f1 in f1s]) + " |")
+    return "\n".join(lines)
+
+
+def _genre_table(forms: dict, tokens: int) -> str:
+    lines = [
+        "| genre | tokens | accuracy as written | " + " | ".join(FORMS[1:]) + " |",
+        "|---|---:|---:|" + "---:|" * len(FORMS[1:]),
+    ]
+    overall = [per_cent(form["accuracy"]) for form in forms.values()]
+    lines.append(f"| overall | {tokens:,} | " + " | ".join(overall) + " |")
+    for genre, row in forms[AS_WRITTEN]["genres"].items():
+        figures = [per_cent(form["genres"][genre]["accuracy"]) for form in forms.values()]
+        lines.append(f"| {genre} | {row['tokens']:,} | " + " | ".join(figures) + " |")
+    return "\n".join(lines)
+
+
+def stamp(card: dict) -> str:
+    """When, at which commit and how the card was measured, as a card quotes it."""
+    return (
+        f"measured {card['date']} at {card['commit']} with `{card['command']}` (seed "
+        f"{card['seed']}, typos in {100 * card['typo_rate']:g}% of the words of 4 letters or more)"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="+", metavar="NAME=MODEL", help="a card's name and model")
+    parser.add_argument("--seed", type=int, default=1, help="the seed of the perturbed copies")
+    parser.add_argument("--json", help="write here instead (default: see --record)")
+    output.add_record_option(parser)
+    options = parser.parse_args(argv)
+    pairs = [item.split("=", 1) for item in options.models]
+    if any(len(pair) != 2 or not all(pair) for pair in pairs):
+        parser.error("expected NAME=MODEL, with what `crftag eval -m` takes as MODEL")
+    given = " ".join(argv if argv is not None else sys.argv[1:])
+    common = {
+        "date": datetime.date.today().isoformat(),
+        "commit": commit(),  # before the long run: commits may follow
+        "command": f"python benchmarks/model_card.py {given}",
+    }
+    cards = {}
+    try:
+        for name, model in pairs:
+            cards[name] = measure(model, seed=options.seed) | common
+    except CrftagError as error:
+        print(f"model_card.py: error: {error}", file=sys.stderr)
+        return 2
+    path = output.merge_entries(RESULTS_NAME, cards, options.record, options.json)
+    for name, card in cards.items():
+        for split in card["splits"]:
+            print(f"{name}, {split} ({card['splits'][split]['file']}):")
+            print(score_table(card, split))
+    print(f"written to {os.path.relpath(path, ROOT)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -19,7 +19,7 @@ file was held out of its training (a file it was trained or chosen on is not), t
 date and the commit (benchmarks/provenance.py). Cards go into runs/bench/model_cards.json, or
 with --record benchmarks/results/model_cards.json (benchmarks/output.py), keyed by NAME, the
 other names' cards kept, so a candidate's card sits beside the bundled model's. docs/models/
-quotes the bundled models' cards (`score_table`, `stamp`).
+quotes the bundled models' cards (`split_section`, `file_line`, `stamp`).
 """
 
 from __future__ import annotations
@@ -277,6 +277,30 @@ def _genre_table(forms: dict, tokens: int) -> str:
         figures = [per_cent(form["genres"][genre]["accuracy"]) for form in forms.values()]
         lines.append(f"| {genre} | {row['tokens']:,} | " + " | ".join(figures) + " |")
     return "\n".join(lines)
+
+
+HELD_OUT_WORDS = {
+    "trained on": "not held out: the model was trained on it",
+    "chosen on": "not held out: the model was chosen on it",
+    "held out": "held out",
+}
+
+
+def split_section(card: dict, split: str) -> str:
+    """A card's section of ``split``: a heading naming the file, its size and whether it was
+    held out, then :func:`score_table`."""
+    scores = card["splits"][split]
+    heading = (
+        f"### {split}: `{scores['file']}`, {scores['sentences']:,} sentences, "
+        f"{scores['tokens']:,} tokens ({HELD_OUT_WORDS[scores['held_out']]})"
+    )
+    return f"{heading}\n\n{score_table(card, split)}"
+
+
+def file_line(card: dict) -> str:
+    """The model file as a card names it: its path, kind and size."""
+    described = card["provenance"]
+    return f"`{described['file']}` ({described['kind']}, {described['bytes']:,} bytes)"
 
 
 def stamp(card: dict) -> str:

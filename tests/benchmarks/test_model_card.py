@@ -82,6 +82,12 @@ def test_an_ner_card_has_every_form_and_type_as_eval_scores_them(
     assert card["provenance"]["distillation"] is None
     assert card["splits"]["dev"]["held_out"] == "chosen on"  # the sample's data.dev
     assert card["splits"]["test"]["held_out"] == "held out"
+    heading = model_card.split_section(card, "dev").splitlines()[0]
+    tokens = card["splits"]["dev"]["tokens"]
+    assert heading == (
+        f"### dev: `ner_sample.dev.conll`, 50 sentences, {tokens:,} tokens (not held out: the "
+        "model was chosen on it)"
+    )
     for split, path in ner_files.items():
         scores = card["splits"][split]
         forms = scores["forms"]
@@ -216,6 +222,8 @@ def test_an_exports_provenance_is_its_description(model_card, trained_tiny, monk
     assert described["kind"] == "export"
     assert described["file"] == exported
     assert described["bytes"] == Path(exported).stat().st_size
+    size = f"{described['bytes']:,}"
+    assert model_card.file_line({"provenance": described}) == f"`{exported}` (export, {size} bytes)"
     assert described["metrics"] == tagger.metrics
     assert "encoder.lstm.weight_ih_l0" in described["int8_weights"]
     assert described["config"]["model"]["hidden_size"] == 32

@@ -118,11 +118,11 @@ models: install
 
 # The bundled models' cards (docs/models/): each scored on its task's dev and test files, as
 # written and lower-, upper-, title-cased and with typos (seed 1), overall and per entity type or
-# EWT genre, with its file's provenance (benchmarks/model_card.py; records model_cards.json,
-# which the cards quote). A few minutes on 2 CPU cores. A candidate's card beside them:
-# python benchmarks/model_card.py NAME=RUN_DIR --record
+# EWT genre, with its file's provenance (benchmarks/model_card.py; writes model_cards.json,
+# which the cards quote: RECORD=1 after the bundled models change). About a minute on 2 CPU
+# cores. A candidate's card beside them: python benchmarks/model_card.py NAME=RUN_DIR --record
 model-cards: install
-	$(PY) benchmarks/model_card.py en-ner=en-ner en-pos=en-pos --record
+	$(PY) benchmarks/model_card.py en-ner=en-ner en-pos=en-pos $(RECORD_FLAG)
 
 # Sentence-boundary errors and speed of the document splitter (segtok) against pysbd, on
 # CoNLL-2003 eng.testb and UD English-EWT test (under a minute); writes

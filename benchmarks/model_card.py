@@ -1,8 +1,9 @@
 """Model cards: a model scored on its task's dev and test files, as written and perturbed, with
 what its file says of where it comes from.
 
-    python benchmarks/model_card.py en-ner=en-ner en-pos=en-pos --record   (make model-cards)
-    python benchmarks/model_card.py student=runs/distill/student           (a candidate)
+    python benchmarks/model_card.py en-ner=en-ner en-pos=en-pos --record
+                                                      (make model-cards RECORD=1)
+    python benchmarks/model_card.py student=runs/distill/student   (a candidate)
 
 Each NAME=MODEL takes as MODEL what `crftag eval -m` takes (a bundled name, a run directory, a
 checkpoint, an export). The task comes from the model: a model of spans (entities) is scored on

@@ -3,7 +3,8 @@ what its file says of where it comes from.
 
     python benchmarks/model_card.py en-ner=en-ner en-pos=en-pos --record
                                                       (make model-cards RECORD=1)
-    python benchmarks/model_card.py student=runs/distill/student   (a candidate)
+    python benchmarks/model_card.py student=runs/distill/student --against en-ner
+                                                      (a candidate, against the bundled card)
 
 Each NAME=MODEL takes as MODEL what `crftag eval -m` takes (a bundled name, a run directory, a
 checkpoint, an export). The task comes from the model: a model of spans (entities) is scored on
@@ -21,6 +22,11 @@ date and the commit (benchmarks/provenance.py). Cards go into runs/bench/model_c
 with --record benchmarks/results/model_cards.json (benchmarks/output.py), keyed by NAME, the
 other names' cards kept, so a candidate's card sits beside the bundled model's. docs/models/
 quotes the bundled models' cards (`split_section`, `file_line`, `stamp`).
+
+`--against NAME` compares each new card with the card recorded under NAME, score by score on
+dev as the cards show them (percent, two decimals): the scores a new card misses are listed on
+stderr and the command exits 1 (a candidate replaces a bundled model only if level with it or
+above on every one).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import json
 import os
 import sys
 from typing import NamedTuple
@@ -239,45 +246,68 @@ def per_cent(fraction: float) -> str:
     return f"{100 * fraction:.2f}"
 
 
-def score_table(card: dict, split: str) -> str:
-    """The card's scores on ``split`` as a Markdown table, in percent: for entities a row per
-    type after the overall one, precision and recall as written, then F1 in every form; for
-    tags a row per genre after the overall one, its tokens, then accuracy in every form."""
-    forms = card["splits"][split]["forms"]
-    if card["task"] == "ner":
-        return _entity_table(forms)
-    return _genre_table(forms, card["splits"][split]["tokens"])
-
-
-def _entity_table(forms: dict) -> str:
-    written = forms[AS_WRITTEN]
-    lines = [
-        "| entities | support | P | R | F1 as written | " + " | ".join(FORMS[1:]) + " |",
-        "|---|---:|---:|---:|---:|" + "---:|" * len(FORMS[1:]),
-    ]
-    rows = [("overall", written)] + sorted(written["types"].items())
-    for label, row in rows:
+def card_rows(card: dict, split: str) -> tuple[list[str], list[tuple[str, int, list[float]]]]:
+    """Every score of the card on ``split`` (fractions), as (column names, rows): for entities
+    a row per type after the overall one, its support, then precision and recall as written
+    and F1 in every form; for tags a row per genre after the overall one, its tokens, then
+    accuracy in every form."""
+    scores = card["splits"][split]
+    forms = scores["forms"].values()
+    written = scores["forms"][AS_WRITTEN]
+    if card["task"] != "ner":
+        columns = ["accuracy as written", *FORMS[1:]]
+        rows = [("overall", scores["tokens"], [form["accuracy"] for form in forms])]
+        for genre, row in written["genres"].items():
+            accuracies = [form["genres"][genre]["accuracy"] for form in forms]
+            rows.append((genre, row["tokens"], accuracies))
+        return columns, rows
+    columns = ["P", "R", "F1 as written", *FORMS[1:]]
+    rows = [("overall", written["support"], [written["precision"], written["recall"]])]
+    rows[0][2].extend(form["f1"] for form in forms)
+    for label, row in sorted(written["types"].items()):
         # A type predicted as written but in no copy's gold or predicted tags scores 0 there.
-        f1s = [
-            form["f1"] if label == "overall" else form["types"].get(label, {}).get("f1", 0.0)
-            for form in forms.values()
-        ]
-        cells = [label, f"{row['support']:,}", per_cent(row["precision"]), per_cent(row["recall"])]
-        lines.append("| " + " | ".join(cells + [per_cent(f1) for f1 in f1s]) + " |")
-    return "\n".join(lines)
+        f1s = [form["types"].get(label, {}).get("f1", 0.0) for form in forms]
+        rows.append((label, row["support"], [row["precision"], row["recall"], *f1s]))
+    return columns, rows
 
 
-def _genre_table(forms: dict, tokens: int) -> str:
+def score_table(card: dict, split: str) -> str:
+    """The card's scores on ``split`` (:func:`card_rows`) as a Markdown table, in percent."""
+    columns, rows = card_rows(card, split)
+    first = ["entities", "support"] if card["task"] == "ner" else ["genre", "tokens"]
     lines = [
-        "| genre | tokens | accuracy as written | " + " | ".join(FORMS[1:]) + " |",
-        "|---|---:|---:|" + "---:|" * len(FORMS[1:]),
+        "| " + " | ".join(first + columns) + " |",
+        "|---|---:|" + "---:|" * len(columns),
     ]
-    overall = [per_cent(form["accuracy"]) for form in forms.values()]
-    lines.append(f"| overall | {tokens:,} | " + " | ".join(overall) + " |")
-    for genre, row in forms[AS_WRITTEN]["genres"].items():
-        figures = [per_cent(form["genres"][genre]["accuracy"]) for form in forms.values()]
-        lines.append(f"| {genre} | {row['tokens']:,} | " + " | ".join(figures) + " |")
+    for label, count, figures in rows:
+        cells = [label, f"{count:,}", *(per_cent(figure) for figure in figures)]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def scores_below(candidate: dict, reference: dict, split: str = "dev") -> list[str]:
+    """The scores of ``reference``'s card on ``split`` that ``candidate``'s misses, each as
+    ``"ORG lower: 92.01 < 92.33"``, compared as the cards show them (percent, two decimals);
+    a row the candidate lacks misses every score. Cards of other files or settings are
+    refused."""
+    settings = ("task", "seed", "typo_rate")
+    sizes = ("file", "sentences", "tokens")
+    if [candidate[key] for key in settings] != [reference[key] for key in settings] or [
+        candidate["splits"][split][key] for key in sizes
+    ] != [reference["splits"][split][key] for key in sizes]:
+        raise CrftagError(
+            f"the cards of {candidate['model']} and {reference['model']} are not of the same "
+            f"{split} file, task, seed and typo rate"
+        )
+    columns, rows = card_rows(reference, split)
+    found = {label: figures for label, _, figures in card_rows(candidate, split)[1]}
+    below = []
+    for label, _, figures in rows:
+        theirs = found.get(label, [0.0] * len(figures))
+        for column, mine, other in zip(columns, theirs, figures, strict=True):
+            if per_cent(mine) != per_cent(other) and mine < other:
+                below.append(f"{label} {column}: {per_cent(mine)} < {per_cent(other)}")
+    return below
 
 
 HELD_OUT_WORDS = {
@@ -317,6 +347,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("models", nargs="+", metavar="NAME=MODEL", help="a card's name and model")
     parser.add_argument("--seed", type=int, default=1, help="the seed of the perturbed copies")
     parser.add_argument("--json", help="write here instead (default: see --record)")
+    parser.add_argument(
+        "--against",
+        metavar="NAME",
+        help="the recorded card each new card must be level with on every dev score; the "
+        "scores it misses are listed and the command exits 1",
+    )
     output.add_record_option(parser)
     options = parser.parse_args(argv)
     pairs = [item.split("=", 1) for item in options.models]
@@ -330,8 +366,14 @@ def main(argv: list[str] | None = None) -> int:
     }
     cards = {}
     try:
+        reference = recorded_card(options.against, options.record, options.json)
         for name, model in pairs:
             cards[name] = measure(model, seed=options.seed) | common
+        misses = {
+            name: scores_below(card, reference)
+            for name, card in cards.items()
+            if reference is not None
+        }
     except CrftagError as error:
         print(f"model_card.py: error: {error}", file=sys.stderr)
         return 2
@@ -341,7 +383,33 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}, {split} ({card['splits'][split]['file']}):")
             print(score_table(card, split))
     print(f"written to {os.path.relpath(path, ROOT)}", file=sys.stderr)
-    return 0
+    return _verdicts(misses, options.against)
+
+
+def recorded_card(name: str | None, record: bool, json_path: str | None) -> dict | None:
+    """The card kept under ``name`` in the results file a run merges into (None: no name)."""
+    if name is None:
+        return None
+    path = json_path or output.previous_path(RESULTS_NAME, record)
+    cards = {}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            cards = json.load(handle)
+    if name not in cards:
+        raise CrftagError(f"{path}: no card named {name} (it holds {', '.join(cards) or 'none'})")
+    return cards[name]
+
+
+def _verdicts(misses: dict[str, list[str]], against: str | None) -> int:
+    """Each new card's verdict against ``against`` on stderr; 1 if any misses a score."""
+    for name, below in misses.items():
+        if not below:
+            print(f"{name}: level with or above {against} on every dev score", file=sys.stderr)
+            continue
+        print(f"{name}: below {against} on {len(below)} dev scores:", file=sys.stderr)
+        for line in below:
+            print(f"  {line}", file=sys.stderr)
+    return 1 if any(misses.values()) else 0
 
 
 if __name__ == "__main__":

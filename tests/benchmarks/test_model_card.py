@@ -174,6 +174,52 @@ def test_main_keeps_other_cards_and_stamps_the_run(model_card, sample_model, mon
     assert model_card.stamp(card).startswith(f"measured {card['date']} at {card['commit']} with `")
 
 
+def test_against_lists_the_dev_scores_a_candidate_misses(
+    model_card, sample_model, monkeypatch, tmp_path, capsys
+):
+    ner_corpus(model_card, monkeypatch, tmp_path, 5)
+    results = tmp_path / "cards.json"
+    assert model_card.main([f"first={sample_model}", "--json", str(results)]) == 0
+    first = json.loads(results.read_text(encoding="utf-8"))["first"]
+    better = json.loads(json.dumps(first))
+    better["splits"]["dev"]["forms"]["lower"]["f1"] = 1.0
+    results.write_text(json.dumps({"first": first, "better": better}), encoding="utf-8")
+    capsys.readouterr()
+
+    arguments = [f"again={sample_model}", "--json", str(results), "--against"]
+    assert model_card.main([*arguments, "first"]) == 0
+    assert "again: level with or above first on every dev score\n" in capsys.readouterr().err
+    assert model_card.main([*arguments, "better"]) == 1
+    lower = 100 * first["splits"]["dev"]["forms"]["lower"]["f1"]
+    assert capsys.readouterr().err.endswith(
+        f"again: below better on 1 dev scores:\n  overall lower: {lower:.2f} < 100.00\n"
+    )
+    assert model_card.main([*arguments, "nobody"]) == 2
+    assert f"{results}: no card named nobody (it holds first, better, again)" in (
+        capsys.readouterr().err
+    )
+
+
+def test_scores_below_compares_as_the_card_shows_and_only_like_with_like(model_card):
+    form = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "support": 4, "accuracy": 0.9}
+    form["types"] = {"PER": {"precision": 0.5, "recall": 0.5, "f1": 0.5, "support": 4}}
+    split = {"file": "dev.conll", "sentences": 2, "tokens": 9, "held_out": "held out"}
+    reference = {"model": "a", "task": "ner", "seed": 1, "typo_rate": 0.2, "splits": {}}
+    reference["splits"]["dev"] = split | {"forms": {name: form for name in FORMS}}
+    candidate = json.loads(json.dumps(reference)) | {"model": "b"}
+    forms = candidate["splits"]["dev"]["forms"]
+    forms["upper"]["f1"] = 0.50004  # shown as 50.00: level
+    forms["title"]["f1"] = 0.49996  # shown as 50.00: level
+    forms["typos"]["types"]["PER"]["f1"] = 0.4
+    forms["as written"]["recall"] = 0.6
+    assert model_card.scores_below(candidate, reference) == ["PER typos: 40.00 < 50.00"]
+    del forms["as written"]["types"]["PER"]
+    assert len(model_card.scores_below(candidate, reference)) == 7  # its P, R and five F1s
+    candidate["splits"]["dev"]["tokens"] = 10
+    with pytest.raises(CrftagError, match="^the cards of b and a are not of the same dev file"):
+        model_card.scores_below(candidate, reference)
+
+
 def test_a_sentence_without_a_sent_id_is_named(model_card, pos_model, monkeypatch, tmp_path):
     dev = with_genres("data/ewt_sample.dev.conllu", 6, tmp_path / "dev.conllu")
     blocks = Path(dev).read_text(encoding="utf-8").split("\n\n")

@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-transformers4 test-all demo demo-distill bench bench-distill bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models teachers lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 bench-peers test-cluster bench-cluster bench-robustness bench-gpu bench-encoder-speed bench-encoder-exports
+.PHONY: install test test-transformers4 test-all demo demo-distill bench bench-distill bench-speed bench-sentences bench-crf bench-reference bench-accuracy bench-convert models model-cards teachers lint format docs results clean bench-int8 bench-serve bench-partial bench-adaptation bench-contention bench-active bench-your-data bench-your-data-conll03 bench-peers test-cluster bench-cluster bench-robustness bench-gpu bench-encoder-speed bench-encoder-exports
 
 install: $(STAMP)
 
@@ -115,6 +115,14 @@ models: install
 			$(PY) -m crftag train configs/$$name.yaml --seed 1 -o $(MODELS_RUNS)/$$name -q || exit 1; \
 	done
 	$(PY) benchmarks/bundled_models.py en-ner=$(MODELS_RUNS)/en-ner en-pos=$(MODELS_RUNS)/en-pos $(RECORD_FLAG)
+
+# The bundled models' cards (docs/models/): each scored on its task's dev and test files, as
+# written and lower-, upper-, title-cased and with typos (seed 1), overall and per entity type or
+# EWT genre, with its file's provenance (benchmarks/model_card.py; writes model_cards.json,
+# which the cards quote: RECORD=1 after the bundled models change). About a minute on 2 CPU
+# cores. A candidate's card beside them: python benchmarks/model_card.py NAME=RUN_DIR --record
+model-cards: install
+	$(PY) benchmarks/model_card.py en-ner=en-ner en-pos=en-pos $(RECORD_FLAG)
 
 # Sentence-boundary errors and speed of the document splitter (segtok) against pysbd, on
 # CoNLL-2003 eng.testb and UD English-EWT test (under a minute); writes

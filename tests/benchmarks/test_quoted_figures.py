@@ -214,13 +214,30 @@ def _char_lm_speed(speed: dict, index: int) -> str:
 
 
 # (document, result file, what it quotes): each quotation as the document writes it.
+def _benchmark(name: str):
+    """benchmarks/NAME.py as a module, for the quotations it renders itself."""
+    path = os.path.join(ROOT, "benchmarks", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _peers_table(results: dict) -> str:
     """README.md's table of crftag beside flair and spaCy, as benchmarks/peers.py renders it."""
-    path = os.path.join(ROOT, "benchmarks", "peers.py")
-    spec = importlib.util.spec_from_file_location("peers", path)
-    peers = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(peers)
-    return peers.readme_table(results)
+    return _benchmark("peers").readme_table(results)
+
+
+def _model_card(results: dict, name: str, part: str) -> str:
+    """A quotation of docs/models/NAME.md from its card, as benchmarks/model_card.py renders it:
+    ``file`` (the model file), ``stamp`` (date, commit, command) or a split's heading and table."""
+    model_card = _benchmark("model_card")
+    card = results[name]
+    if part == "file":
+        return model_card.file_line(card)
+    if part == "stamp":
+        return model_card.stamp(card)
+    return model_card.split_section(card, part)
 
 
 ENCODER_RECORDED = [
@@ -266,6 +283,11 @@ QUOTATIONS = [
     ),
     ("docs/transformer.md", "encoder_exports", lambda results: _export_row(results["conll03"])),
     ("docs/transformer.md", "encoder_exports", lambda results: _export_row(results["btc"])),
+    *(
+        (f"docs/models/{n}.md", "model_cards", functools.partial(_model_card, name=n, part=p))
+        for n in ("en-ner", "en-pos")
+        for p in ("file", "stamp", "dev", "test")
+    ),
 ]
 
 

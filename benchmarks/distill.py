@@ -245,6 +245,33 @@ def tagging_speeds(models: dict[str, str], test_path: str, rounds: int) -> dict:
     }
 
 
+def table(entry: dict) -> str:
+    """One corpus's rows as docs/distillation.md quotes them: a markdown table of each row's
+    mean dev and test F1 over its seeds (their spread), the teacher's, and tagging speeds."""
+    lines = [
+        "| row | dev F1: mean (max - min) | test F1: mean (max - min) | seeds "
+        "| tokens/s (over the teacher) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    speed = entry["speed"]["tokens_per_second"]
+    for row in ("scratch", *OBJECTIVES):
+        found = entry["rows"][row]
+        tagging = (
+            f"{speed[row]:,} ({entry['speed']['over_teacher'][row]:.1f}x)" if row in speed else ""
+        )
+        lines.append(
+            f"| {row} | {found['dev_f1']:.2f} ({found['dev_f1_spread']:.2f}) "
+            f"| {found['test_f1']:.2f} ({found['test_f1_spread']:.2f}) "
+            f"| {len(found['runs'])} | {tagging} |"
+        )
+    teacher = entry["teacher"]
+    lines.append(
+        f"| teacher | {teacher['dev_f1']:.2f} | {teacher['test_f1']:.2f} | 1 "
+        f"| {speed['teacher']:,} (1.0x) |"
+    )
+    return "\n".join(lines)
+
+
 def summary(runs: list[dict]) -> dict:
     """The mean and spread of a row's seeds."""
     found = {}

@@ -2,6 +2,7 @@
 labelled once, every row's runs, the teacher's scores and the alternating tagging speeds; then
 run again, it redoes nothing."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -12,6 +13,14 @@ import pytest
 from crftag.modelfiles import load_model
 
 SCRIPT = os.path.join("benchmarks", "distill.py")
+
+
+def distill_benchmark():
+    """benchmarks/distill.py as a module."""
+    spec = importlib.util.spec_from_file_location("distill", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run_tiny(out, results):
@@ -41,6 +50,9 @@ def test_the_tiny_benchmark_runs_every_row_and_resumes(tmp_path):
     assert set(speed["tokens_per_second"]) == {"teacher", *students}
     assert set(speed["over_teacher"]) == students
     assert speed["npz_tags_as_torch"] == {"hard npz": 1.0, "exact npz": 1.0}
+    rendered = distill_benchmark().table(entry)  # as docs/distillation.md quotes a corpus
+    for row in ("scratch", "hard", "exact", "teacher"):
+        assert f"| {row} | " in rendered
     store = tmp_path / "runs" / "sample" / "store"
     for row in ("hard", "exact"):  # every student read the one store
         link = tmp_path / "runs" / "sample" / f"{row}-1" / "teacher"

@@ -2,6 +2,7 @@
 labelled once, every row's runs, the teacher's scores and the alternating tagging speeds; then
 run again, it redoes nothing."""
 
+import argparse
 import importlib.util
 import json
 import os
@@ -62,3 +63,16 @@ def test_the_tiny_benchmark_runs_every_row_and_resumes(tmp_path):
     again = run_tiny(tmp_path / "runs", results)
     assert again["rows"] == entry["rows"] and again["labelling"] == labelling
     assert os.stat(model).st_mtime_ns == stamp  # nothing trained again
+
+
+def test_a_store_labelled_in_parts_has_its_rate_timed_on_the_texts_first_lines(
+    teacher_path, tmp_path
+):
+    module = distill_benchmark()
+    text = tmp_path / "text.txt"
+    text.write_text("John lives in Berlin .\nAnna Lindqvist visited Oslo .\nMore text .\n")
+    config = module.student_config(argparse.Namespace(tiny=True))  # the sample's files
+    found = module.labelling_rate(teacher_path, str(text), config, str(tmp_path), 2)
+    assert found["sentences"] == 2 and found["sentences_per_second"] > 0
+    assert found["measured_on"] == "the text's first 2 lines, labelled again"
+    assert not (tmp_path / "rate").exists()  # the timed store is removed

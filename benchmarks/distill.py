@@ -356,8 +356,11 @@ def main() -> None:
         done["labelling"] = labelling
     keep()
     train_rows(args, paths, done, keep, measured_at)
-    if done["labelling"] is None:  # the store was not labelled in one run here: time a part
-        done["labelling"] = labelling_rate(teacher, text, config, out_dir, RATE_LINES)
+    whole = done["labelling"] or {}
+    if not whole.get("sentences_per_second") and "timed" not in whole:
+        # The store was not labelled in one run here: its first lines are timed apart.
+        timed = labelling_rate(teacher, text, config, out_dir, RATE_LINES)
+        done["labelling"] = whole | {"timed": timed}
         keep()
     with open(os.path.join(teacher, "metrics.json"), encoding="utf-8") as handle:
         metrics = json.load(handle)

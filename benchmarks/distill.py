@@ -281,6 +281,12 @@ def table(entry: dict) -> str:
             f"| {found['test_f1']:.2f} ({found['test_f1_spread']:.2f}) "
             f"| {len(found['runs'])} | {tagging} |"
         )
+    for name, share in entry["speed"].get("npz_tags_as_torch", {}).items():
+        row = name[: -len(" npz")]
+        lines.append(
+            f"| {row}, seed 1, as `.npz` | tags as torch: {100 * share:.2f}% of tokens | | "
+            f"| {speed[name]:,} ({entry['speed']['over_teacher'][name]:.1f}x) |"
+        )
     teacher = entry["teacher"]
     lines.append(
         f"| teacher | {teacher['dev_f1']:.2f} | {teacher['test_f1']:.2f} | 1 "

@@ -283,6 +283,11 @@ QUOTATIONS = [
     ),
     ("docs/transformer.md", "encoder_exports", lambda results: _export_row(results["conll03"])),
     ("docs/transformer.md", "encoder_exports", lambda results: _export_row(results["btc"])),
+    (
+        "docs/distillation.md",
+        "distill",
+        lambda results: _benchmark("distill").table(results["btc"]),
+    ),
     *(
         (f"docs/models/{n}.md", "model_cards", functools.partial(_model_card, name=n, part=p))
         for n in ("en-ner", "en-pos")

@@ -32,7 +32,6 @@ above on every one).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime
 import json
 import os
@@ -50,6 +49,7 @@ from crftag.data.lines import open_binary  # noqa: E402
 from crftag.data.perturb import PERTURBATIONS, perturb_sentences  # noqa: E402
 from crftag.errors import CrftagError, located  # noqa: E402
 from crftag.scoring.evaluate import score, score_tagged, tag_sentences, unseen_labels  # noqa: E402
+from crftag.scoring.files import gold_sentences  # noqa: E402
 from crftag.scoring.robustness import DEFAULT_TYPO_RATE  # noqa: E402
 
 DATA = os.path.join(ROOT, "..", "shared", "data")
@@ -82,15 +82,6 @@ CORPORA = {
         },
     ),
 }
-
-
-def read_gold(tagger, path: str, data_format: str) -> list[Sentence]:
-    """The labelled sentences of ``path`` as `crftag eval` reads them for ``tagger``: the
-    model's columns, but always FORM as a CoNLL-U file's word (crftag/scoring/files.py)."""
-    reading = dataclasses.replace(tagger.config.data, format=data_format, misaligned="error")
-    if data_format == "conllu":
-        reading = dataclasses.replace(reading, word_column=None)
-    return reading.read(path)
 
 
 def sentence_genres(path: str, gold: list[Sentence]) -> list[str]:
@@ -147,7 +138,7 @@ def form_scores(tagger, sentences: list[Sentence], genres: list[str] | None) -> 
 def file_scores(tagger, path: str, corpus: Corpus, seed: int) -> dict:
     """One file's scores in every form (as written and each perturbed copy, drawn from
     ``seed`` as `crftag eval --perturb --seed` draws them), with its size."""
-    gold = read_gold(tagger, path, corpus.format)
+    gold = gold_sentences(tagger, path, data_format=corpus.format)
     unseen = unseen_labels(tagger, gold)
     if unseen:
         raise CrftagError(

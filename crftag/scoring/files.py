@@ -20,7 +20,7 @@ from crftag.scoring.robustness import Perturbation, perturbed_scores
 if TYPE_CHECKING:
     from crftag.inference.base import TaggerBase
 
-__all__ = ["FileScores", "evaluate_files", "scored_files"]
+__all__ = ["FileScores", "evaluate_files", "gold_sentences", "scored_files"]
 
 
 @dataclass(frozen=True)
@@ -77,9 +77,8 @@ def scored_files(
     perturbation also the scores on perturbed copies of each file (``perturbed``)
     """
     spans = tagger.tags_are_spans
-    reading = replace(tagger.config.data, format=data_format, misaligned=misaligned)
     for path in files:
-        gold = _for_file(reading, path).read(path)
+        gold = gold_sentences(tagger, path, data_format=data_format, misaligned=misaligned)
         tagged = tag_sentences(
             tagger, gold, batch_size=batch_size, with_spans=spans and (calibration or errors)
         )
@@ -93,6 +92,15 @@ def scored_files(
 
             records = list(error_records(gold, tagged, tags_are_spans=spans))
         yield FileScores(path, scores, unseen_labels(tagger, gold), records)
+
+
+def gold_sentences(
+    tagger: TaggerBase, path: str, *, data_format: str = "auto", misaligned: str = "error"
+) -> list:
+    """The labelled sentences of ``path`` as ``crftag eval`` reads them for ``tagger``: the
+    model's reading settings in ``data_format`` (a CoNLL-U file's word always FORM)."""
+    reading = replace(tagger.config.data, format=data_format, misaligned=misaligned)
+    return _for_file(reading, path).read(path)
 
 
 def _analyse(gold, tagged, spans: bool, with_confusion: bool, match: str | None) -> dict:

@@ -167,43 +167,54 @@ def physical_limit(checkpoint: str, sentences: list, threads: int) -> dict:
     }
 
 
-def int8_matmul_rate(size: int, inner: int, threads: int) -> float:
-    """Multiply-adds a second of ONNX Runtime's int8 matrix product as the int8 export runs
-    its encoder's: (2048, size) float32 activations quantised on the fly against a (size,
-    inner) weight quantised by ``quantize_dynamic`` (per column, int8), in ``threads``."""
+def int8_product(weight, threads: int):
+    """(an ONNX Runtime session of ``left @ weight`` as the int8 export runs its encoder's
+    products: ``weight`` (size, inner) float32 quantised by ``quantize_dynamic``, per column,
+    int8, the (N, size) activations quantised on the fly; the op types of its graph)."""
     import logging
     import tempfile
 
-    import numpy as np
     import onnx
     import onnxruntime
     from onnx import TensorProto, helper, numpy_helper
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    rng = np.random.default_rng(0)
-    weight = numpy_helper.from_array(rng.standard_normal((size, inner), np.float32), "weight")
+    size, inner = weight.shape
     node = helper.make_node("MatMul", ["left", "weight"], ["product"], name="product")
     graph = helper.make_graph(
         [node], "int8_rate",
         [helper.make_tensor_value_info("left", TensorProto.FLOAT, [None, size])],
         [helper.make_tensor_value_info("product", TensorProto.FLOAT, [None, inner])],
-        [weight],
+        [numpy_helper.from_array(weight, "weight")],
     )  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
         source, target = os.path.join(folder, "float.onnx"), os.path.join(folder, "int8.onnx")
         onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), source)
         logging.disable(logging.WARNING)  # its advice to pre-process the graph
-        quantize_dynamic(source, target, per_channel=True, weight_type=QuantType.QInt8)
-        logging.disable(logging.NOTSET)
+        try:
+            quantize_dynamic(source, target, per_channel=True, weight_type=QuantType.QInt8)
+        finally:
+            logging.disable(logging.NOTSET)
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
-        session = onnxruntime.InferenceSession(target, options, providers=["CPUExecutionProvider"])
+        product = onnxruntime.InferenceSession(target, options, providers=["CPUExecutionProvider"])
+        op_types = [node.op_type for node in onnx.load(target).graph.node]
+    return product, op_types
+
+
+def int8_matmul_rate(size: int, inner: int, threads: int) -> float:
+    """Multiply-adds a second of ONNX Runtime's int8 matrix product (:func:`int8_product`) of
+    (2048, size) activations and a (size, inner) weight, in ``threads``."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    product, _ = int8_product(rng.standard_normal((size, inner), np.float32), threads)
     left = {"left": rng.standard_normal((2048, size), np.float32)}
     for _ in range(3):
-        session.run(None, left)  # warm up
+        product.run(None, left)  # warm up
     started, repeats = time.perf_counter(), 20
     for _ in range(repeats):
-        session.run(None, left)
+        product.run(None, left)
     return repeats * 2048 * size * inner / (time.perf_counter() - started)
 
 

@@ -1,18 +1,34 @@
-"""benchmarks/encoder_speed.py's int8 limit: ONNX Runtime's int8 matrix product, timed on a
-small weight, gives a finite positive rate (multiply-adds a second)."""
+"""benchmarks/encoder_speed.py's int8 limit times ONNX Runtime's int8 product: the graph it
+times holds no float matrix product, and it computes the float product to int8's precision."""
 
 import math
 import os
 import sys
 
+import numpy as np
 import pytest
 
 pytest.importorskip("onnxruntime")
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
 
-from encoder_speed import int8_matmul_rate  # noqa: E402
+from encoder_speed import int8_matmul_rate, int8_product  # noqa: E402
+
+
+def test_the_timed_product_is_int8_and_close_to_the_float_one():
+    rng = np.random.default_rng(1)
+    weight = rng.standard_normal((64, 96), np.float32)
+    left = rng.standard_normal((40, 64), np.float32)
+    product, op_types = int8_product(weight, 1)
+    assert "MatMul" not in op_types  # quantised: no float product left to time
+    found = product.run(None, {"left": left})[0]
+    exact = left @ weight
+    assert found.shape == exact.shape
+    # int8's rounding, and on CPUs without VNNI the odd saturated sum (ONNX Runtime's u8s8
+    # products on AVX2): small on the whole, so judged on the mean.
+    assert np.abs(found - exact).mean() < 0.03 * np.abs(exact).mean()
+    assert not np.array_equal(found, exact)  # and it did round: not the float product
 
 
 def test_the_int8_rate_is_a_positive_finite_number_of_multiply_adds_a_second():
     rate = int8_matmul_rate(16, 32, 1)
-    assert math.isfinite(rate) and rate > 2048 * 16 * 32  # more than one product a second
+    assert math.isfinite(rate) and rate > 0

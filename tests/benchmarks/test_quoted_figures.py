@@ -283,6 +283,7 @@ QUOTATIONS = [
     ),
     ("docs/transformer.md", "encoder_exports", lambda results: _export_row(results["conll03"])),
     ("docs/transformer.md", "encoder_exports", lambda results: _export_row(results["btc"])),
+    ("docs/transformer.md", "encoder_exports", lambda results: _export_row(results["bc5cdr"])),
     (
         "docs/distillation.md",
         "distill",

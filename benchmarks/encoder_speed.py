@@ -13,12 +13,16 @@ imported torch.
         [--limit S] [--rounds R] [--threads 2] [--work runs/bench-encoder]
 
 The model is trained once (one epoch over ``--train``, mean pooling of the last 4 layers) and
-exported to ``--work``, and reused after. Prints one JSON line per measurement.
+exported to ``--work``, and reused after. Prints one JSON line per measurement, and writes them
+all, with the date and commit, to runs/bench/encoder_speed.json (``--record``:
+benchmarks/results/, see benchmarks/output.py); :func:`table` renders the rows
+docs/transformer.md quotes.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import importlib.util
 import json
 import os
@@ -27,7 +31,13 @@ import sys
 import time
 import types
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+from benchmarks import output  # noqa: E402
+from benchmarks.provenance import commit  # noqa: E402
+
 BASE_COMMIT = "990fdc7"  # the encoder's torch path before this benchmark's work
 BATCH = 64  # the taggers' default
 
@@ -238,6 +248,32 @@ def startup(onnx_path: str) -> dict:
     }
 
 
+TABLE_ROWS = (  # (path, the docs' name for it, the unit's key)
+    ("torch at " + BASE_COMMIT, f"torch, as at {BASE_COMMIT}", "tokens_per_second"),
+    ("torch now", "torch now (windows batched by length)", "tokens_per_second"),
+    ("onnx float32", "ONNX float32", "tokens_per_second"),
+    ("onnx int8", "ONNX int8", "tokens_per_second"),
+    (f"extraction at {BASE_COMMIT}", f"frozen extraction, as at {BASE_COMMIT} (words/s)",
+     "words_per_second"),
+    ("extraction now", "frozen extraction now (words/s)", "words_per_second"),
+)  # fmt: skip
+
+
+def table(entry: dict) -> str:
+    """The rows of docs/transformer.md's speed table: each path's rate, its ratio to the base
+    commit's path of its kind, and the share of tokens tagged as the torch path now tags them."""
+    measured = entry["paths"]
+    lines = []
+    for path, shown, key in TABLE_ROWS:
+        base = measured[("torch at " if key == "tokens_per_second" else "extraction at ")
+                        + BASE_COMMIT][key]  # fmt: skip
+        rate = measured[path][key]
+        same = measured[path].get("tags_as_torch")
+        share = "" if same is None else f" {100 * same:.1f}%".replace(".0%", "%")
+        lines.append(f"| {shown} | {rate:,} | {rate / base:.2f} |{share} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--encoder", default="runs/models/all-MiniLM-L6-v2")
@@ -247,6 +283,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--work", default="runs/bench-encoder")
+    output.add_record_option(parser)
     args = parser.parse_args()
     os.environ["OMP_NUM_THREADS"] = str(args.threads)  # ONNX Runtime's and torch's pools
     from crftag.runtime.cores import share_cores
@@ -259,14 +296,23 @@ def main() -> None:
     sentences = sentences_of(args.file)[: args.limit]
     common = {"file": os.path.basename(args.file), "sentences": len(sentences),
               "threads": args.threads}  # fmt: skip
+    measured_at = commit()
+    paths_measured = {}
+
+    def report(name: str, measured: dict) -> None:
+        paths_measured[name] = measured
+        print(json.dumps({**common, "path": name, **measured}), flush=True)
+
     for name, measured in tagging(paths, sentences, args.rounds).items():
-        print(json.dumps({**common, "path": name, **measured}), flush=True)
+        report(name, measured)
     for name, measured in extraction(paths["torch"], sentences).items():
-        print(json.dumps({**common, "path": name, **measured}), flush=True)
-    limit = physical_limit(paths["torch"], sentences, args.threads)
-    print(json.dumps({**common, "path": "physical limit", **limit}), flush=True)
-    started = startup(paths["onnx float32"])
-    print(json.dumps({"path": "predict one sentence, onnx", **started}), flush=True)
+        report(name, measured)
+    report("physical limit", physical_limit(paths["torch"], sentences, args.threads))
+    report("predict one sentence, onnx", startup(paths["onnx float32"]))
+    entry = {**common, "rounds": args.rounds, "paths": paths_measured,
+             "date": datetime.date.today().isoformat(), "commit": measured_at}  # fmt: skip
+    with open(output.result_path("encoder_speed.json", args.record), "w", encoding="utf-8") as f:
+        f.write(json.dumps(entry, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -68,9 +68,11 @@ def subwords_of(tokenizer, sentences: Sequence[Sequence[str]]) -> list[Subwords]
     word has a state."""
     words = [list(tokens) for tokens in sentences]
     encodings = tokenizer(words, is_split_into_words=True, add_special_tokens=False)
+    # Read once: a bare tokenizer's encodings build the whole batch's list on each read.
+    batch_ids = encodings["input_ids"]
     found = []
     for row, tokens in enumerate(words):
-        ids, word_ids = encodings["input_ids"][row], encodings.word_ids(row)
+        ids, word_ids = batch_ids[row], encodings.word_ids(row)
         if len(set(word_id for word_id in word_ids if word_id is not None)) < len(tokens):
             ids, word_ids = _with_unknown_words(tokenizer, tokens, word_ids)
         found.append(_aligned(ids, word_ids, len(tokens)))

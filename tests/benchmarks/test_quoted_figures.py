@@ -285,6 +285,11 @@ QUOTATIONS = [
     ("docs/transformer.md", "encoder_exports", lambda results: _export_row(results["btc"])),
     ("docs/transformer.md", "encoder_exports", lambda results: _export_row(results["bc5cdr"])),
     (
+        "docs/transformer.md",
+        "encoder_speed",
+        lambda results: _benchmark("encoder_speed").table(results),
+    ),
+    (
         "docs/distillation.md",
         "distill",
         lambda results: _benchmark("distill").table(results["btc"]),

@@ -76,3 +76,19 @@ def test_a_store_labelled_in_parts_has_its_rate_timed_on_the_texts_first_lines(
     assert found["sentences"] == 2 and found["sentences_per_second"] > 0
     assert found["measured_on"] == "the text's first 2 lines, labelled again"
     assert not (tmp_path / "rate").exists()  # the timed store is removed
+
+
+@pytest.mark.parametrize(
+    ("labelling", "retime", "timed"),
+    [
+        ({"sentences_per_second": 48.6}, False, False),  # labelled whole here: its own rate
+        ({"sentences_per_second": 48.6}, True, True),  # beside other work: timed again
+        (None, False, True),  # labelled in parts, or elsewhere
+        ({"timed": {"sentences_per_second": 120.0}}, False, False),  # timed already
+        ({"timed": {"sentences_per_second": 120.0}}, True, True),
+    ],
+)
+def test_the_labelling_is_timed_apart_when_asked_or_when_no_one_run_labelled_it(
+    labelling, retime, timed
+):
+    assert distill_benchmark().needs_timing(labelling, retime) is timed

@@ -21,9 +21,10 @@ The rows, each a normal ``crftag`` command:
 The teacher labels the text once, timed (the labelling's seconds, sentences/s and tokens/s), into
 OUT/CORPUS/store, which every student run reads (its run directory's ``teacher`` folder is a
 link to it). A store labelled in parts, or any store with ``--retime-labelling`` (one labelled
-beside other work), has its text's first 2,000 lines labelled again apart and timed instead. Then the test file is tagged by the teacher, the first exact student and the
-first hard student in turn, ``--rounds`` times each, alternating so that all three meet the same
-load; each model's best round's tokens/s and the students' speed over the teacher's are kept.
+beside other work), has its text's first 2,000 lines labelled again apart and timed instead.
+Then the test file is tagged by the teacher, the first exact student and the first hard student
+in turn, ``--rounds`` times each, alternating so that all three meet the same load; each
+model's best round's tokens/s and the students' speed over the teacher's are kept.
 The first students are also exported for the NumPy runtime (``crftag export --format numpy``)
 and tagged in the same rounds, with the share of tokens they tag as their torch form does.
 

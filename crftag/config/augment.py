@@ -5,8 +5,8 @@ Each epoch, every training sentence draws at most one case change (``lower``, ``
 ``title``: the chance of each) and, apart, typos (``typos``); the draws come from
 ``train.seed`` and the epoch number alone (:mod:`crftag.training.augment`), so a run repeats
 and a resumed run sees what the uninterrupted one saw. In ``crftag distill`` the teacher's
-sentences are changed at the same chances (docs/distillation.md). ``dev`` adds perturbed copies of the dev
-file to the score the model is chosen on.
+sentences are changed at the same chances (docs/distillation.md). ``dev`` adds perturbed copies
+of the dev file to the score the model is chosen on.
 """
 
 from __future__ import annotations

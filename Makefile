@@ -211,9 +211,11 @@ bench-int8: install
 # A model over all-MiniLM-L6-v2 (runs/models/all-MiniLM-L6-v2; trained once on the NER sample
 # and exported to runs/bench-encoder): tagging tokens/s of the torch path at 990fdc7 and now, the
 # ONNX float32 and int8 exports, in 2 threads and in turns; training's frozen extraction before
-# and after; the encoder's physical limit; predict's start time with the export.
+# and after; the encoder's physical limit; predict's start time with the export. Writes
+# encoder_speed.json (docs/transformer.md quotes the recorded run).
 bench-encoder-speed: install
-	$(PY) benchmarks/encoder_speed.py --threads 2
+	$(PY) benchmarks/encoder_speed.py --train data/ner_sample.dev.conll --rounds 4 --threads 2 \
+		$(RECORD_FLAG)
 
 # The ONNX float32 and int8 exports of the encoder models against their torch form on their
 # corpora's test files (benchmarks/encoder_exports.py): sentences tagged as torch tags them and

@@ -99,15 +99,30 @@ class SubwordEncoding:
 
     def __init__(self, tokenizer: BareTokenizer, settings: EncoderSettings, source: str) -> None:
         self.tokenizer, self.settings, self.source = tokenizer, settings, source
+        self._sized = {}  # the subwords of the sentences last sized, by their tokens
 
     def sizes(self, sentences: Sequence[Sequence[str]]) -> list[int]:
         """Each sentence's subwords: what its windows pad a batch to, to batch sentences of
-        similar sizes together."""
-        return [len(found.ids) for found in subwords_of(self.tokenizer, sentences)]
+        similar sizes together. The subwords are kept for the batches that follow, which are
+        these sentences, until the next sizing."""
+        pieces = subwords_of(self.tokenizer, sentences)
+        self._sized = {tuple(s): found for s, found in zip(sentences, pieces, strict=True)}
+        return [len(found.ids) for found in pieces]
+
+    def _subwords(self, sentences: Sequence[Sequence[str]]) -> list:
+        """Each sentence's subwords: kept from the last sizing, else found now (together)."""
+        found = [self._sized.get(tuple(sentence)) for sentence in sentences]
+        missing = [
+            sentence for sentence, pieces in zip(sentences, found, strict=True) if pieces is None
+        ]
+        if missing:
+            fresh = iter(subwords_of(self.tokenizer, missing))
+            found = [pieces if pieces is not None else next(fresh) for pieces in found]
+        return found
 
     def __call__(self, sentences: Sequence[Sequence[str]]) -> dict[str, np.ndarray]:
         settings = self.settings
-        pieces = subwords_of(self.tokenizer, sentences)
+        pieces = self._subwords(sentences)
         layout = lay_out_windows(pieces, settings.width, settings.frame)
         longest = max(map(len, layout.windows))
         ids = np.full((len(layout.windows), longest), settings.pad_id, dtype=np.int64)

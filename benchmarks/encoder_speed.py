@@ -6,7 +6,9 @@ threads, the paths taking turns round after round, the load average beside each 
 frozen extraction of training, before and after, and the physical limit: the encoder's
 multiply-adds a word against the matrix-multiply rate this machine gives in the same run. Then
 the start time of ``crftag predict`` of one sentence with the ONNX export, and whether it
-imported torch.
+imported torch. The extraction takes turns for ``--rounds`` rounds as the tagging does, and each
+matrix-multiply rate is the best of three timings, so a slow spell of a shared machine lowers
+no figure alone.
 
     python benchmarks/encoder_speed.py [--encoder runs/models/all-MiniLM-L6-v2]
         [--train data/ner_sample.train.conll] [--file data/ner_sample.test.conll]
@@ -40,6 +42,7 @@ from benchmarks.provenance import commit  # noqa: E402
 
 BASE_COMMIT = "990fdc7"  # the encoder's torch path before this benchmark's work
 BATCH = 64  # the taggers' default
+TRIES = 3  # timings of each matrix-multiply rate, the best kept
 
 
 def crftag(*args: str) -> None:
@@ -120,23 +123,25 @@ def tagging(paths: dict[str, str], sentences: list, rounds: int) -> dict[str, di
     return best
 
 
-def extraction(checkpoint: str, sentences: list) -> dict[str, dict]:
-    """Words/s of training's frozen extraction of ``sentences``, base commit then now."""
+def extraction(checkpoint: str, sentences: list, rounds: int) -> dict[str, dict]:
+    """Words/s of training's frozen extraction of ``sentences``, base commit and now, taking
+    turns for ``rounds`` rounds, the best round of each (a fresh module each time, since the
+    extraction caches what it read)."""
     from crftag.modelfiles.checkpoint import load_model
 
-    found = {}
-    for name in ("extraction at " + BASE_COMMIT, "extraction now"):
-        words = load_model(checkpoint).model.transformer
-        if name.endswith(BASE_COMMIT):
-            as_base(words)
-        started = time.perf_counter()
-        words.extract(sentences, show_progress=False)
-        seconds = time.perf_counter() - started
-        found[name] = {
-            "words_per_second": round(sum(map(len, sentences)) / seconds),
-            "load_average": load_average(),
-        }
-    return found
+    names = ("extraction at " + BASE_COMMIT, "extraction now")
+    best = {name: {"words_per_second": 0} for name in names}
+    for _ in range(rounds):
+        for name in names:
+            words = load_model(checkpoint).model.transformer
+            if name.endswith(BASE_COMMIT):
+                as_base(words)
+            started = time.perf_counter()
+            words.extract(sentences, show_progress=False)
+            speed = sum(map(len, sentences)) / (time.perf_counter() - started)
+            if speed > best[name]["words_per_second"]:
+                best[name] = {"words_per_second": round(speed), "load_average": load_average()}
+    return best
 
 
 def physical_limit(checkpoint: str, sentences: list, threads: int) -> dict:
@@ -162,10 +167,12 @@ def physical_limit(checkpoint: str, sentences: list, threads: int) -> dict:
     left, right = torch.randn(2048, size), torch.randn(size, inner)
     for _ in range(3):
         left @ right  # warm up
-    started, repeats = time.perf_counter(), 20
-    for _ in range(repeats):
-        left @ right
-    rate = repeats * left.shape[0] * size * inner / (time.perf_counter() - started)
+    rate = 0.0
+    for _ in range(TRIES):  # the best of a few: the machine's rate, not a slow spell's
+        started, repeats = time.perf_counter(), 20
+        for _ in range(repeats):
+            left @ right
+        rate = max(rate, repeats * left.shape[0] * size * inner / (time.perf_counter() - started))
     int8_rate = int8_matmul_rate(size, inner, threads)
     return {
         "multiply_adds_per_word": round(per_word),
@@ -214,7 +221,8 @@ def int8_product(weight, threads: int):
 
 def int8_matmul_rate(size: int, inner: int, threads: int) -> float:
     """Multiply-adds a second of ONNX Runtime's int8 matrix product (:func:`int8_product`) of
-    (2048, size) activations and a (size, inner) weight, in ``threads``."""
+    (2048, size) activations and a (size, inner) weight, in ``threads``: the best of
+    :data:`TRIES` timings."""
     import numpy as np
 
     rng = np.random.default_rng(0)
@@ -222,10 +230,13 @@ def int8_matmul_rate(size: int, inner: int, threads: int) -> float:
     left = {"left": rng.standard_normal((2048, size), np.float32)}
     for _ in range(3):
         product.run(None, left)  # warm up
-    started, repeats = time.perf_counter(), 20
-    for _ in range(repeats):
-        product.run(None, left)
-    return repeats * 2048 * size * inner / (time.perf_counter() - started)
+    rate = 0.0
+    for _ in range(TRIES):
+        started, repeats = time.perf_counter(), 20
+        for _ in range(repeats):
+            product.run(None, left)
+        rate = max(rate, repeats * 2048 * size * inner / (time.perf_counter() - started))
+    return rate
 
 
 def startup(onnx_path: str) -> dict:
@@ -305,7 +316,7 @@ def main() -> None:
 
     for name, measured in tagging(paths, sentences, args.rounds).items():
         report(name, measured)
-    for name, measured in extraction(paths["torch"], sentences).items():
+    for name, measured in extraction(paths["torch"], sentences, args.rounds).items():
         report(name, measured)
     report("physical limit", physical_limit(paths["torch"], sentences, args.threads))
     report("predict one sentence, onnx", startup(paths["onnx float32"]))

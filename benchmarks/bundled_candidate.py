@@ -28,7 +28,6 @@ import argparse
 import datetime
 import os
 import statistics
-import subprocess
 import sys
 import time
 
@@ -39,13 +38,13 @@ sys.path.insert(0, ROOT)
 from benchmarks import output  # noqa: E402
 from benchmarks.model_card import CORPORA  # noqa: E402
 from benchmarks.provenance import commit  # noqa: E402
+from benchmarks.startup import CRFTAG_PREDICT, SENTENCE, environment, timed_run  # noqa: E402
 from crftag.inference.loading import load  # noqa: E402
 from crftag.modelfiles.registry import BUNDLED_MODELS, MODELS_DIR  # noqa: E402
 from crftag.scoring.files import gold_sentences  # noqa: E402
 
 RESULTS_NAME = "bundled_candidate.json"
 MARGIN = 0.05  # how far each figure may move against today's file
-SENTENCE = "UN praises Danish plan for Iraq\n"
 
 
 def test_tokens(tagger) -> list[list[str]]:
@@ -55,58 +54,60 @@ def test_tokens(tagger) -> list[list[str]]:
     return [list(sentence.tokens) for sentence in gold]
 
 
-def tagging_ratios(today: str, candidate: str, rounds: int) -> dict:
-    """Tokens/s of each file's tagger over the task's test sentences, in pairs that alternate
-    which goes first; the pairs' ratios, candidate over today's."""
-    taggers = {"today": load(today, "cpu"), "candidate": load(candidate, "cpu")}
+def alternating(measure, pairs: int) -> dict[str, list[float]]:
+    """``measure(name)`` of "today" and "candidate" in ``pairs`` pairs, which goes first
+    alternating, so that a slow spell of a shared machine falls on both."""
+    found = {"today": [], "candidate": []}
+    for pair in range(pairs):
+        for name in ("today", "candidate") if pair % 2 == 0 else ("candidate", "today"):
+            found[name].append(measure(name))
+    return found
+
+
+def median_ratio(found: dict[str, list[float]]) -> float:
+    """The median over the pairs of candidate / today."""
+    pairs = zip(found["candidate"], found["today"], strict=True)
+    return round(statistics.median(c / t for c, t in pairs), 3)
+
+
+def tagging_ratios(files: dict[str, str], rounds: int) -> dict:
+    """Tokens/s of each file's tagger over the task's test sentences, in ``rounds`` pairs,
+    after one untimed pass each (first-use costs: caches, pages)."""
+    taggers = {name: load(path, "cpu") for name, path in files.items()}
     sentences = test_tokens(taggers["today"])
     tokens = sum(map(len, sentences))
     for tagger in taggers.values():
-        tagger.tag(sentences)  # untimed: first-use costs (caches, pages) are not tagging
-    speeds = {name: [] for name in taggers}
-    for pair in range(rounds):
-        order = ("today", "candidate") if pair % 2 == 0 else ("candidate", "today")
-        for name in order:
-            started = time.perf_counter()
-            taggers[name].tag(sentences)
-            speeds[name].append(tokens / (time.perf_counter() - started))
-    ratios = [c / t for c, t in zip(speeds["candidate"], speeds["today"], strict=True)]
+        tagger.tag(sentences)
+
+    def speed(name: str) -> float:
+        started = time.perf_counter()
+        taggers[name].tag(sentences)
+        return tokens / (time.perf_counter() - started)
+
+    speeds = alternating(speed, rounds)
     return {
         "tokens": tokens,
         "today_tokens_per_second": round(statistics.median(speeds["today"])),
         "candidate_tokens_per_second": round(statistics.median(speeds["candidate"])),
-        "ratio": round(statistics.median(ratios), 3),
+        "ratio": median_ratio(speeds),
     }
 
 
-def one_sentence_seconds(model: str) -> float:
-    """Wall seconds of one `crftag predict -m model` process tagging one sentence."""
-    started = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "crftag", "predict", "-m", model],
-        input=SENTENCE,
-        text=True,
-        capture_output=True,
-        check=True,
-        cwd=ROOT,
-    )
-    return time.perf_counter() - started
-
-
-def start_ratios(today: str, candidate: str, starts: int) -> dict:
-    """One-sentence `crftag predict` wall times of each file, in alternating pairs after one
+def start_ratios(files: dict[str, str], starts: int) -> dict:
+    """Wall seconds of a whole `crftag predict -m FILE` process given one sentence
+    (benchmarks/startup.py's timing, this checkout's crftag), in ``starts`` pairs after one
     untimed start each (bytecode and the page cache as a user's second run has them)."""
-    one_sentence_seconds(today), one_sentence_seconds(candidate)
-    times = {"today": [], "candidate": []}
-    for pair in range(starts):
-        order = ("today", "candidate") if pair % 2 == 0 else ("candidate", "today")
-        for name in order:
-            times[name].append(one_sentence_seconds(today if name == "today" else candidate))
-    ratios = [c / t for c, t in zip(times["candidate"], times["today"], strict=True)]
+    children = environment()
+
+    def seconds(name: str) -> float:
+        return timed_run([*CRFTAG_PREDICT, "-m", files[name]], SENTENCE, children)[0]
+
+    alternating(seconds, 1)
+    times = alternating(seconds, starts)
     return {
         "today_seconds": round(statistics.median(times["today"]), 3),
         "candidate_seconds": round(statistics.median(times["candidate"]), 3),
-        "ratio": round(statistics.median(ratios), 3),
+        "ratio": median_ratio(times),
     }
 
 
@@ -124,14 +125,14 @@ def misses(entry: dict) -> list[str]:
 
 def measure(name: str, candidate: str, rounds: int, starts: int) -> dict:
     """The entry of ``candidate`` against crftag/models/NAME.npz."""
-    today = os.path.join(MODELS_DIR, f"{name}.npz")
-    sizes = {"today": os.path.getsize(today), "candidate": os.path.getsize(candidate)}
+    files = {"today": os.path.join(MODELS_DIR, f"{name}.npz"), "candidate": candidate}
+    sizes = {which: os.path.getsize(path) for which, path in files.items()}
     load_before = round(os.getloadavg()[0], 2)
     entry = {
         "candidate": os.path.relpath(os.path.abspath(candidate), ROOT),
         "bytes": sizes | {"ratio": round(sizes["candidate"] / sizes["today"], 4)},
-        "tagging": tagging_ratios(today, candidate, rounds),
-        "one_sentence": start_ratios(today, candidate, starts),
+        "tagging": tagging_ratios(files, rounds),
+        "one_sentence": start_ratios(files, starts),
         "load_average": [load_before, round(os.getloadavg()[0], 2)],
         "margin": MARGIN,
         "date": datetime.date.today().isoformat(),

@@ -27,36 +27,32 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from crftag.data.conll import ColumnSpec, read_corpus  # noqa: E402
+from crftag.inference.onnx_tagger import inference_options  # noqa: E402
 
 
 class TimedRunner:
-    """An ONNX Runtime session whose ``run`` calls are timed, their seconds summed."""
+    """An ONNX Runtime InferenceSession whose ``run`` calls are timed, their seconds summed."""
 
-    def __init__(self, session) -> None:
-        self.session, self.seconds = session, 0.0
+    def __init__(self, inference) -> None:
+        self.inference, self.seconds = inference, 0.0
 
     def run(self, outputs, feeds):
         started = time.perf_counter()
         try:
-            return self.session.run(outputs, feeds)
+            return self.inference.run(outputs, feeds)
         finally:
             self.seconds += time.perf_counter() - started
 
-    def __getattr__(self, name):  # inputs, metadata: as the session has them
-        return getattr(self.session, name)
 
-
-def profiling_session(path: str, threads: int, folder: str):
-    """An InferenceSession of ``path`` with crftag's settings and the profiler on."""
+def profiling_runner(path: str, threads: int, folder: str) -> TimedRunner:
+    """``path`` loaded as crftag loads it (its InferenceSession options), the profiler on."""
     import onnxruntime
 
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.intra_op_num_threads = threads
+    options = inference_options(onnxruntime, threads)
     options.enable_profiling = True
     options.profile_file_prefix = os.path.join(folder, "profile")
-    return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    providers = ["CPUExecutionProvider"]
+    return TimedRunner(onnxruntime.InferenceSession(path, options, providers=providers))
 
 
 def kernel_shares(profile_path: str, top: int) -> dict[str, float]:
@@ -82,7 +78,7 @@ def profile(model: str, sentences: list[list[str]], runs: int, threads: int, top
 
     tagger = crftag.load(model)
     with tempfile.TemporaryDirectory() as folder:
-        runner = TimedRunner(profiling_session(model, threads, folder))
+        runner = profiling_runner(model, threads, folder)
         tagger.runner = runner
         tagger.tag(sentences)  # untimed: first-run costs
         runner.seconds = 0.0
@@ -90,7 +86,7 @@ def profile(model: str, sentences: list[list[str]], runs: int, threads: int, top
         for _ in range(runs):
             tagger.tag(sentences)
         wall = time.perf_counter() - started
-        shares = kernel_shares(runner.session.end_profiling(), top)
+        shares = kernel_shares(runner.inference.end_profiling(), top)
     tokens = runs * sum(map(len, sentences))
     return {
         "model": model,

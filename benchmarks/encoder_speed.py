@@ -167,12 +167,7 @@ def physical_limit(checkpoint: str, sentences: list, threads: int) -> dict:
     left, right = torch.randn(2048, size), torch.randn(size, inner)
     for _ in range(3):
         left @ right  # warm up
-    rate = 0.0
-    for _ in range(TRIES):  # the best of a few: the machine's rate, not a slow spell's
-        started, repeats = time.perf_counter(), 20
-        for _ in range(repeats):
-            left @ right
-        rate = max(rate, repeats * left.shape[0] * size * inner / (time.perf_counter() - started))
+    rate = best_rate(lambda: left @ right, left.shape[0] * size * inner)
     int8_rate = int8_matmul_rate(size, inner, threads)
     return {
         "multiply_adds_per_word": round(per_word),
@@ -184,8 +179,20 @@ def physical_limit(checkpoint: str, sentences: list, threads: int) -> dict:
     }
 
 
+def best_rate(product, multiply_adds: int, repeats: int = 20) -> float:
+    """Multiply-adds a second of calling ``product`` (``multiply_adds`` each call): the best of
+    :data:`TRIES` timings of ``repeats`` calls, the machine's rate rather than a slow spell's."""
+    rate = 0.0
+    for _ in range(TRIES):
+        started = time.perf_counter()
+        for _ in range(repeats):
+            product()
+        rate = max(rate, repeats * multiply_adds / (time.perf_counter() - started))
+    return rate
+
+
 def int8_product(weight, threads: int):
-    """(an ONNX Runtime session of ``left @ weight`` as the int8 export runs its encoder's
+    """(an ONNX Runtime InferenceSession of ``left @ weight`` as the int8 export runs its encoder's
     products: ``weight`` (size, inner) float32 quantised by ``quantize_dynamic``, per column,
     int8, the (N, size) activations quantised on the fly; the op types of its graph)."""
     import logging
@@ -230,13 +237,7 @@ def int8_matmul_rate(size: int, inner: int, threads: int) -> float:
     left = {"left": rng.standard_normal((2048, size), np.float32)}
     for _ in range(3):
         product.run(None, left)  # warm up
-    rate = 0.0
-    for _ in range(TRIES):
-        started, repeats = time.perf_counter(), 20
-        for _ in range(repeats):
-            product.run(None, left)
-        rate = max(rate, repeats * 2048 * size * inner / (time.perf_counter() - started))
-    return rate
+    return best_rate(lambda: product.run(None, left), 2048 * size * inner)
 
 
 def startup(onnx_path: str) -> dict:

@@ -20,7 +20,7 @@ from crftag.modelfiles.checkpoint_schema import check_payload
 from crftag.modelfiles.onnx_export import METADATA_KEY
 from crftag.runtime.threads import usable_threads
 
-__all__ = ["OnnxTagger"]
+__all__ = ["OnnxTagger", "inference_options"]
 
 
 def _inference(path: str):
@@ -32,16 +32,23 @@ def _inference(path: str):
         raise CrftagError(
             f"{path}: an ONNX model needs ONNX Runtime: pip install 'crftag[onnx]'"
         ) from None
+    options = inference_options(onnxruntime, usable_threads())
+    try:
+        return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    except Exception as error:  # ONNX Runtime raises its own exception types for bad files
+        raise CrftagError(f"{path}: cannot load the ONNX model ({_reason(error)})") from None
+
+
+def inference_options(onnxruntime, threads: int):
+    """ONNX Runtime's SessionOptions as crftag runs a model: quiet, ``threads`` threads that do
+    not spin between runs."""
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # its warnings are not the user's business on stderr
     # Between runs the CRF decodes in NumPy: threads spinning for the next run would take its
     # core (measured faster without spinning on eng.testb's batches, see the commit).
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.intra_op_num_threads = usable_threads()
-    try:
-        return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-    except Exception as error:  # ONNX Runtime raises its own exception types for bad files
-        raise CrftagError(f"{path}: cannot load the ONNX model ({_reason(error)})") from None
+    options.intra_op_num_threads = threads
+    return options
 
 
 def _reason(error: Exception) -> str:

@@ -60,3 +60,11 @@ def test_each_figure_is_held_to_five_per_cent(bundled_candidate, size, tagging, 
     }
     found = bundled_candidate.misses(entry)
     assert [miss.split(":")[0] for miss in found] == missed
+
+
+def test_the_pairs_alternate_which_file_goes_first(bundled_candidate):
+    calls = []
+    found = bundled_candidate.alternating(lambda name: calls.append(name) or len(calls), 3)
+    assert calls == ["today", "candidate", "candidate", "today", "today", "candidate"]
+    assert found == {"today": [1, 4, 5], "candidate": [2, 3, 6]}
+    assert bundled_candidate.median_ratio(found) == round(sorted([2, 3 / 4, 6 / 5])[1], 3)
